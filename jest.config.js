@@ -1,0 +1,10 @@
+/** Tests are TypeScript ES modules run by Node 24: ts-jest only strips types (tsc checks them). */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: { isolatedModules: true, esModuleInterop: true, module: 'esnext', moduleResolution: 'bundler', allowImportingTsExtensions: true, noEmit: true, verbatimModuleSyntax: false } }],
+  },
+  testMatch: ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/apps/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testTimeout: 30_000,
+};

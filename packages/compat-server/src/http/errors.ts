@@ -1,0 +1,56 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ZodError } from 'zod';
+import { errorBody, type ErrorCode } from '@eve-flue/eve-protocol';
+import type { Logger } from '../logger.ts';
+import { RequestError } from '../session/errors.ts';
+
+/** body-parser's error `type`s, mapped to what the caller did wrong. */
+const BODY_ERRORS: Record<string, [number, ErrorCode, string]> = {
+  'entity.parse.failed': [400, 'invalid_json', 'The request body is not valid JSON.'],
+  'entity.too.large': [413, 'payload_too_large', 'The request body is too large.'],
+  'encoding.unsupported': [415, 'unsupported_media_type', 'The request body encoding is not supported.'],
+  'charset.unsupported': [415, 'unsupported_media_type', 'The request body charset is not supported.'],
+  'request.aborted': [400, 'invalid_request', 'The request body was not sent completely.'],
+  'request.size.invalid': [400, 'invalid_request', 'The request body length does not match its content-length.'],
+};
+
+export function describeZodError(error: ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'The request is invalid.';
+  const path = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  return `${path}${issue.message}`;
+}
+
+/** Every failure becomes `{ok:false, error, code}`; only a bug in the bridge is a 500. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, request, response, _next) => {
+    let status: number;
+    let body;
+    if (error instanceof RequestError) {
+      status = error.status;
+      body = errorBody(error.code, error.message);
+    } else if (error instanceof ZodError) {
+      status = 400;
+      body = errorBody('invalid_request', describeZodError(error));
+    } else {
+      const known = BODY_ERRORS[(error as { type?: string })?.type ?? ''];
+      if (known) {
+        status = known[0];
+        body = errorBody(known[1], known[2]);
+      } else {
+        status = 500;
+        body = errorBody('internal_error', 'The bridge failed to handle this request.');
+        logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
+      }
+    }
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    response.status(status).json(body);
+  };
+}
+
+export const notFound: RequestHandler = (_request, response) => {
+  response.status(404).json(errorBody('not_found', 'No such route.'));
+};

@@ -1,0 +1,25 @@
+export { createCompatServer, ConfigurationError } from './server.ts';
+export type { CompatServer, CompatServerOptions, Mode } from './server.ts';
+export { bearerTokens, bearerToken, secretsEqual } from './auth/route-auth.ts';
+export type { Principal, RouteAuth } from './auth/route-auth.ts';
+export type { Journal, JournalLine, SessionRecord } from './journal/journal.ts';
+export { MemoryJournal } from './journal/memory.ts';
+export { SqliteJournal } from './journal/sqlite.ts';
+export { followJournal } from './journal/follow.ts';
+export type { Logger } from './logger.ts';
+export { silentLogger } from './logger.ts';
+export type {
+  AgentDescription,
+  AgentRuntime,
+  CompactionResult,
+  ConnectionDescription,
+  InputQuestion,
+  StepEventType,
+  ToolDescription,
+  TurnContext,
+  UserFile,
+  UserMessage,
+} from './session/runtime.ts';
+export type { SessionManager, TurnPolicy } from './session/manager.ts';
+export type { UploadPolicy } from './http/message.ts';
+export type { StreamTimings } from './stream/ndjson-stream.ts';

@@ -1,0 +1,50 @@
+import type { Journal, JournalLine } from './journal.ts';
+
+const PAGE = 256;
+
+export interface FollowOptions {
+  /** Absolute index of the first event to yield. */
+  from: number;
+  /** Stop after this index (inclusive); follow live appends forever when absent. */
+  until?: number;
+  signal: AbortSignal;
+}
+
+/**
+ * Yields a session's journal lines in order from `from`, then live appends as they land.
+ * Readers pull pages from the journal at their own pace, so a slow reader holds no queue in
+ * memory: it simply reads further behind the tail.
+ */
+export async function* followJournal(journal: Journal, sessionId: string, options: FollowOptions): AsyncGenerator<JournalLine> {
+  const { signal, until } = options;
+  let cursor = options.from;
+  let knownTail = -1;
+  let wake: (() => void) | undefined;
+  const unsubscribe = journal.subscribe(sessionId, (tail) => {
+    knownTail = Math.max(knownTail, tail);
+    wake?.();
+  });
+  const onAbort = () => wake?.();
+  signal.addEventListener('abort', onAbort);
+  try {
+    while (!signal.aborted && (until === undefined || cursor <= until)) {
+      const limit = until === undefined ? PAGE : Math.min(PAGE, until - cursor + 1);
+      const page = await journal.read(sessionId, cursor, limit);
+      for (const line of page) {
+        if (signal.aborted) return;
+        yield line;
+        cursor = line.index + 1;
+      }
+      if (page.length > 0 || cursor <= knownTail) continue;
+      if (until !== undefined) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        if (signal.aborted || knownTail >= cursor) resolve();
+      });
+      wake = undefined;
+    }
+  } finally {
+    unsubscribe();
+    signal.removeEventListener('abort', onAbort);
+  }
+}

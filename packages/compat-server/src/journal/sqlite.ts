@@ -1,0 +1,182 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
+import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
+import { TailListeners } from './listeners.ts';
+import { RecentLines } from './recent-lines.ts';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    record TEXT NOT NULL,
+    active_turn INTEGER NOT NULL DEFAULT 0,
+    ended_at INTEGER
+  );
+  CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    line TEXT NOT NULL,
+    PRIMARY KEY (session_id, idx)
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS operations (
+    key TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL
+  );
+`;
+
+/**
+ * The embedded default: one SQLite file (Node's built-in `node:sqlite`), WAL mode.
+ * Appends are one transaction each, so a crash never leaves half a batch or a record out of step.
+ */
+export class SqliteJournal implements Journal {
+  readonly #db: DatabaseSync;
+  readonly #listeners = new TailListeners();
+  readonly #recent = new RecentLines();
+  readonly #tails = new Map<string, number>();
+  readonly #sql: Record<
+    | 'insertSession' | 'upsertSession' | 'getSession' | 'interrupted' | 'endedBefore' | 'deleteEvents'
+    | 'deleteOperations' | 'upsertOperation' | 'getOperation' | 'insertEvent' | 'readEvents' | 'tail',
+    StatementSync
+  >;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.#db = new DatabaseSync(file);
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+    this.#db.exec(SCHEMA);
+    const db = this.#db;
+    this.#sql = {
+      insertSession: db.prepare('INSERT INTO sessions (id, record, active_turn, ended_at) VALUES (?, ?, ?, ?)'),
+      upsertSession: db.prepare(
+        'INSERT INTO sessions (id, record, active_turn, ended_at) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT(id) DO UPDATE SET record = excluded.record, active_turn = excluded.active_turn, ended_at = excluded.ended_at',
+      ),
+      getSession: db.prepare('SELECT record FROM sessions WHERE id = ?'),
+      interrupted: db.prepare('SELECT record FROM sessions WHERE active_turn = 1'),
+      endedBefore: db.prepare(
+        "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ? AND json_extract(record, '$.eventsDropped') IS NULL",
+      ),
+      deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
+      deleteOperations: db.prepare('DELETE FROM operations WHERE session_id = ?'),
+      upsertOperation: db.prepare(
+        'INSERT INTO operations (key, session_id) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id',
+      ),
+      getOperation: db.prepare('SELECT session_id FROM operations WHERE key = ?'),
+      insertEvent: db.prepare('INSERT INTO events (session_id, idx, type, line) VALUES (?, ?, ?, ?)'),
+      readEvents: db.prepare('SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? ORDER BY idx LIMIT ?'),
+      tail: db.prepare('SELECT MAX(idx) AS tail FROM events WHERE session_id = ?'),
+    };
+  }
+
+  async createSession(record: SessionRecord, operationKey?: string): Promise<SessionRecord> {
+    return this.#transaction(() => {
+      if (operationKey !== undefined) {
+        const row = this.#sql.getOperation.get(operationKey) as { session_id: string } | undefined;
+        const existing = row && this.#getRecord(row.session_id);
+        if (existing?.status === 'open') return existing;
+        this.#sql.upsertOperation.run(operationKey, record.id);
+      }
+      this.#sql.insertSession.run(...sessionRow(record));
+      this.#tails.set(record.id, -1);
+      return record;
+    });
+  }
+
+  async getSession(sessionId: string): Promise<SessionRecord | undefined> {
+    return this.#getRecord(sessionId);
+  }
+
+  async saveSession(record: SessionRecord): Promise<void> {
+    this.#sql.upsertSession.run(...sessionRow(record));
+  }
+
+  async listInterrupted(): Promise<SessionRecord[]> {
+    return (this.#sql.interrupted.all() as { record: string }[]).map((row) => JSON.parse(row.record) as SessionRecord);
+  }
+
+  async listEndedBefore(cutoff: number): Promise<string[]> {
+    return (this.#sql.endedBefore.all(cutoff) as { id: string }[]).map((row) => row.id);
+  }
+
+  async dropEvents(sessionId: string): Promise<void> {
+    this.#transaction(() => {
+      const record = this.#getRecord(sessionId);
+      if (record) this.#sql.upsertSession.run(...sessionRow({ ...record, eventsDropped: true }));
+      this.#sql.deleteEvents.run(sessionId);
+      this.#sql.deleteOperations.run(sessionId);
+    });
+    this.#recent.forget(sessionId);
+    this.#tails.delete(sessionId);
+  }
+
+  async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
+    const first = this.#tailOf(sessionId) + 1;
+    const events = drafts.map((draft, i) => envelope(draft, first + i, options.deliveryIds));
+    const lines = events.map(serializeEvent);
+    this.#transaction(() => {
+      for (const l of lines) this.#sql.insertEvent.run(sessionId, l.index, l.type, l.line);
+      if (options.record) this.#sql.upsertSession.run(...sessionRow(options.record));
+    });
+    if (lines.length === 0) return events;
+    const tail = first + lines.length - 1;
+    this.#tails.set(sessionId, tail);
+    this.#recent.push(sessionId, lines);
+    this.#listeners.notify(sessionId, tail);
+    return events;
+  }
+
+  async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
+    const cached = this.#recent.read(sessionId, from, limit);
+    if (cached) return cached;
+    return (this.#sql.readEvents.all(sessionId, from, limit) as { idx: number; type: string; line: string }[]).map((row) => ({
+      index: row.idx,
+      type: row.type,
+      line: row.line,
+    }));
+  }
+
+  async tail(sessionId: string): Promise<number> {
+    return this.#tailOf(sessionId);
+  }
+
+  subscribe(sessionId: string, listener: (tail: number) => void): () => void {
+    return this.#listeners.add(sessionId, listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #tailOf(sessionId: string): number {
+    let tail = this.#tails.get(sessionId);
+    if (tail === undefined) {
+      const row = this.#sql.tail.get(sessionId) as { tail: number | null } | undefined;
+      tail = row?.tail ?? -1;
+      this.#tails.set(sessionId, tail);
+    }
+    return tail;
+  }
+
+  #getRecord(sessionId: string): SessionRecord | undefined {
+    const row = this.#sql.getSession.get(sessionId) as { record: string } | undefined;
+    return row && (JSON.parse(row.record) as SessionRecord);
+  }
+
+  #transaction<T>(work: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+}
+
+function sessionRow(record: SessionRecord): [string, string, number, number | null] {
+  return [record.id, JSON.stringify(record), record.activeTurn ? 1 : 0, record.endedAt ?? null];
+}

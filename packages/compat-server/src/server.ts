@@ -1,0 +1,113 @@
+import { join } from 'node:path';
+import cors, { type CorsOptions } from 'cors';
+import express, { type Express } from 'express';
+import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-flue/eve-protocol';
+import { requireRouteAuth } from './auth/middleware.ts';
+import type { RouteAuth } from './auth/route-auth.ts';
+import { errorHandler, notFound } from './http/errors.ts';
+import { DEFAULT_UPLOAD_POLICY, type UploadPolicy } from './http/message.ts';
+import type { Journal } from './journal/journal.ts';
+import { SqliteJournal } from './journal/sqlite.ts';
+import { silentLogger, type Logger } from './logger.ts';
+import { agentInfo } from './routes/info.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { SessionManager } from './session/manager.ts';
+import type { AgentRuntime } from './session/runtime.ts';
+import type { StreamTimings } from './stream/ndjson-stream.ts';
+
+export type Mode = 'development' | 'production';
+
+export interface CompatServerOptions {
+  runtime: AgentRuntime;
+  /** Where events and sessions live. Default: SQLite at `<dataDir>/journal.db`. */
+  journal?: Journal;
+  /** Folder for the default journal. Default: `./.data`. */
+  dataDir?: string;
+  /** Default: `production` when NODE_ENV is `production`, else `development`. */
+  mode?: Mode;
+  /** Who may call every route but health. Required in production; absent means anonymous in development. */
+  auth?: RouteAuth;
+  /** Off by default. `true` allows any origin; both expose the headers the client reads. */
+  cors?: boolean | CorsOptions;
+  /** Reported by `/health`. */
+  workflowId?: string;
+  logger?: Logger;
+  uploads?: Partial<UploadPolicy>;
+  stream?: Partial<StreamTimings>;
+  /** How long an ended session's stream stays readable. Default: 7 days. */
+  retentionMs?: number;
+}
+
+export interface CompatServer {
+  /** An express app serving `/eve/v1`; mount it with `parent.use(server.app)`. */
+  app: Express;
+  manager: SessionManager;
+  journal: Journal;
+  close(): Promise<void>;
+}
+
+/** Thrown at startup for a configuration the bridge refuses to run with. */
+export class ConfigurationError extends Error {
+  override name = 'ConfigurationError';
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+/** JSON bodies carry base64 files, a third larger than their bytes. */
+const JSON_OVERHEAD = 4 / 3;
+
+export async function createCompatServer(options: CompatServerOptions): Promise<CompatServer> {
+  const mode: Mode = options.mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
+  if (mode === 'production' && !options.auth) {
+    throw new ConfigurationError(
+      'Refusing to start in production mode without route auth: pass `auth` (for example bearerTokens({...})). ' +
+        'Anonymous access is allowed only in development.',
+    );
+  }
+  const logger = options.logger ?? silentLogger;
+  const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
+  const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
+  const stream: StreamTimings = { heartbeatMs: 10_000, leaseMs: 60_000, ...options.stream };
+  const retentionMs = options.retentionMs ?? 7 * DAY;
+  const manager = new SessionManager({ journal, runtime: options.runtime, logger, retentionMs });
+  const recovered = await manager.recoverInterruptedTurns();
+  if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
+  if (!options.auth) logger.warn({}, 'route auth is off: anonymous callers are admitted (development mode)');
+
+  const app = express();
+  app.disable('x-powered-by');
+  const api = express.Router();
+  if (options.cors) {
+    const corsOptions: CorsOptions = { ...(options.cors === true ? {} : options.cors), exposedHeaders: [...EXPOSED_HEADERS] };
+    api.use(cors(corsOptions));
+  }
+  api.get(ROUTES.health, (_request, response) => {
+    const body: HealthBody = { ok: true, status: 'ready', workflowId: options.workflowId ?? 'eve-flue-bridge' };
+    response.set('cache-control', 'no-store').json(body);
+  });
+  api.use(requireRouteAuth(options.auth, logger));
+  api.use(express.json({ limit: Math.ceil(uploads.maxBytes * JSON_OVERHEAD) + 1024 * 1024 }));
+  api.get(ROUTES.info, async (_request, response) => {
+    response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
+  });
+  api.use(sessionRoutes({ manager, journal, uploads, stream }));
+  api.use(notFound);
+  api.use(errorHandler(logger));
+  app.use(EVE_BASE_PATH, api);
+
+  const sweep = setInterval(() => {
+    manager.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'retention sweep failed'));
+  }, Math.min(retentionMs, 60 * 60 * 1000));
+  sweep.unref();
+
+  return {
+    app,
+    manager,
+    journal,
+    async close() {
+      clearInterval(sweep);
+      await manager.close();
+      await options.runtime.close?.();
+      await journal.close();
+    },
+  };
+}

@@ -1,0 +1,335 @@
+import type { EveEventDraft, InputResponse } from '@eve-flue/eve-protocol';
+import type { Principal } from '../auth/route-auth.ts';
+import type { Journal, SessionRecord } from '../journal/journal.ts';
+import type { Logger } from '../logger.ts';
+import { RequestError, sessionNotActive } from './errors.ts';
+import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
+import type { AgentRuntime, UserMessage } from './runtime.ts';
+import { SessionLog } from './session-log.ts';
+import { Turn } from './turn.ts';
+
+export type TurnPolicy = 'steer' | 'queue';
+
+/** What a caller sends: the message without the ids the manager assigns. */
+export type MessageInput = Omit<UserMessage, 'deliveryId' | 'principal'>;
+
+type Work = { kind: 'message'; message: UserMessage } | { kind: 'clear' } | { kind: 'compact' };
+
+/** A session this process is serving: its record, writer, running turn and backlog. */
+interface LiveSession {
+  record: SessionRecord;
+  log: SessionLog;
+  turn?: Turn;
+  backlog: Work[];
+  /** Resolves when the worker loop has drained the backlog. */
+  worker?: Promise<void>;
+  ending?: Promise<void>;
+}
+
+export interface SessionManagerOptions {
+  journal: Journal;
+  runtime: AgentRuntime;
+  logger: Logger;
+  /** How long an ended session's stream stays readable. */
+  retentionMs: number;
+  now?: () => number;
+}
+
+const SESSION_WAITING: EveEventDraft = { type: 'session.waiting', data: { continuationToken: '', wait: 'next-user-message' } };
+
+/**
+ * Owns the life of every session: turns, deliveries, steering and queueing, input requests,
+ * and the controls. One worker loop per session runs its backlog strictly in order.
+ */
+export class SessionManager {
+  readonly #journal: Journal;
+  readonly #runtime: AgentRuntime;
+  readonly #logger: Logger;
+  readonly #retentionMs: number;
+  readonly #now: () => number;
+  readonly #live = new Map<string, LiveSession>();
+  #closing = false;
+
+  constructor(options: SessionManagerOptions) {
+    this.#journal = options.journal;
+    this.#runtime = options.runtime;
+    this.#logger = options.logger;
+    this.#retentionMs = options.retentionMs;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Ends every turn a previous process left running, so each session accepts its next message. */
+  async recoverInterruptedTurns(): Promise<number> {
+    const interrupted = await this.#journal.listInterrupted();
+    for (const record of interrupted) {
+      const active = record.activeTurn!;
+      const { activeTurn: _, ...settled } = record;
+      await this.#journal.append(
+        record.id,
+        [
+          {
+            type: 'turn.failed',
+            data: {
+              sequence: active.sequence,
+              turnId: active.turnId,
+              code: 'interrupted',
+              message: 'The bridge stopped while this turn was running. Send the message again to retry.',
+              terminal: false,
+            },
+          },
+          SESSION_WAITING,
+        ],
+        { deliveryIds: active.deliveryIds, record: settled },
+      );
+      this.#logger.warn({ sessionId: record.id, turnId: active.turnId }, 'ended a turn interrupted by a restart');
+    }
+    return interrupted.length;
+  }
+
+  /** Drops the events of sessions ended longer ago than the retention period. */
+  async sweepExpired(): Promise<number> {
+    const expired = await this.#journal.listEndedBefore(this.#now() - this.#retentionMs);
+    for (const id of expired) await this.#journal.dropEvents(id);
+    return expired.length;
+  }
+
+  async create(principal: Principal | undefined, input: MessageInput | undefined, operationId?: string): Promise<string> {
+    if (operationId !== undefined && principal === undefined) {
+      throw new RequestError(400, 'operation_id_requires_auth', 'operationId needs an authenticated caller.');
+    }
+    const candidate: SessionRecord = {
+      id: newSessionId(),
+      createdAt: this.#now(),
+      status: 'open',
+      turnCount: 0,
+      ...(principal ? { principalId: principal.id } : {}),
+    };
+    const operationKey = operationId === undefined ? undefined : `${principal!.id}\u0000${operationId}`;
+    const record = await this.#journal.createSession(candidate, operationKey);
+    if (record.id !== candidate.id) return record.id;
+    this.#live.set(record.id, { record, log: new SessionLog(this.#journal, record.id), backlog: [] });
+    if (input) this.#enqueue(this.#live.get(record.id)!, { kind: 'message', message: { ...input, deliveryId: newDeliveryId(), principal } });
+    return record.id;
+  }
+
+  async send(sessionId: string, principal: Principal | undefined, input: MessageInput, policy: TurnPolicy): Promise<string> {
+    const session = await this.#open(sessionId);
+    const message: UserMessage = { ...input, deliveryId: newDeliveryId(), principal };
+    const turn = session.turn;
+    const sameCaller = turn !== undefined && turn.principal?.id === principal?.id;
+    // The person a parked turn waits on steers it whatever the policy: the turn cannot end until they act.
+    if (turn && sameCaller && (policy === 'steer' || turn.parkedOnInput) && turn.acceptsSteering) {
+      await turn.steer(message);
+    } else {
+      this.#enqueue(session, { kind: 'message', message });
+    }
+    return message.deliveryId;
+  }
+
+  async respond(sessionId: string, responses: readonly InputResponse[]): Promise<string> {
+    const session = await this.#open(sessionId);
+    const turn = session.turn;
+    if (!turn || turn.answers(responses).length === 0) {
+      throw new RequestError(409, 'unknown_input_request', 'No open input request of this session matches those requestIds.');
+    }
+    const deliveryId = newDeliveryId();
+    await turn.answer(responses, deliveryId);
+    return deliveryId;
+  }
+
+  async cancel(sessionId: string, turnId?: string): Promise<'accepted' | 'no_active_turn'> {
+    const session = await this.#find(sessionId);
+    if (!session || session.record.status !== 'open') return 'no_active_turn';
+    const turn = session.turn;
+    if (turn && (turnId === undefined || turnId === turn.turnId)) turn.abort('cancelled');
+    return 'accepted';
+  }
+
+  async clear(sessionId: string): Promise<'accepted' | 'no_active_session'> {
+    const session = await this.#find(sessionId);
+    if (!session || session.record.status !== 'open') return 'no_active_session';
+    // A turn parked on a person is withdrawn by a clear; a running one finishes first.
+    if (session.turn?.parkedOnInput) session.turn.abort('cleared');
+    this.#enqueue(session, { kind: 'clear' });
+    return 'accepted';
+  }
+
+  async compact(sessionId: string): Promise<'accepted' | 'no_active_session'> {
+    const session = await this.#find(sessionId);
+    if (!session || session.record.status !== 'open') return 'no_active_session';
+    this.#enqueue(session, { kind: 'compact' });
+    return 'accepted';
+  }
+
+  async reset(sessionId: string): Promise<'reset' | 'no_active_session'> {
+    const session = await this.#find(sessionId);
+    if (!session || session.record.status !== 'open') return 'no_active_session';
+    session.ending ??= this.#end(session);
+    await session.ending;
+    return 'reset';
+  }
+
+  /** Whether a stream of this session can be read, and if not, why. */
+  async streamAccess(sessionId: string): Promise<'ok' | 'not_found' | 'expired'> {
+    const record = this.#live.get(sessionId)?.record ?? (await this.#journal.getSession(sessionId));
+    if (!record) return 'not_found';
+    if (record.status === 'ended' && (record.eventsDropped || this.#now() - (record.endedAt ?? 0) > this.#retentionMs)) return 'expired';
+    return 'ok';
+  }
+
+  /** Stops accepting work, cancels running turns and waits for them to settle. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    for (const session of this.#live.values()) {
+      session.backlog.length = 0;
+      session.turn?.abort('shutdown');
+    }
+    await Promise.all([...this.#live.values()].map((s) => s.worker));
+  }
+
+  async #find(sessionId: string): Promise<LiveSession | undefined> {
+    const live = this.#live.get(sessionId);
+    if (live) return live;
+    const record = await this.#journal.getSession(sessionId);
+    if (!record) return undefined;
+    const session = this.#live.get(sessionId) ?? { record, log: new SessionLog(this.#journal, sessionId), backlog: [] };
+    if (record.status === 'open') this.#live.set(sessionId, session);
+    return session;
+  }
+
+  async #open(sessionId: string): Promise<LiveSession> {
+    const session = await this.#find(sessionId);
+    if (!session || session.record.status !== 'open' || session.ending || this.#closing) throw sessionNotActive();
+    return session;
+  }
+
+  #enqueue(session: LiveSession, work: Work): void {
+    session.backlog.push(work);
+    session.worker ??= this.#drain(session).finally(() => {
+      session.worker = undefined;
+    });
+  }
+
+  async #drain(session: LiveSession): Promise<void> {
+    for (let work = session.backlog.shift(); work; work = session.backlog.shift()) {
+      try {
+        if (work.kind === 'message') await this.#runTurn(session, work.message);
+        else if (work.kind === 'clear') await this.#clearContext(session);
+        else await this.#compactContext(session);
+      } catch (error) {
+        this.#logger.error({ err: error, sessionId: session.record.id, work: work.kind }, 'session work failed');
+      }
+    }
+  }
+
+  async #runTurn(session: LiveSession, message: UserMessage): Promise<void> {
+    const { record, log } = session;
+    const turn = new Turn(log, record.turnCount, message);
+    session.turn = turn;
+    record.turnCount += 1;
+    record.activeTurn = { turnId: turn.turnId, sequence: turn.sequence, deliveryIds: [...turn.deliveryIds] };
+    const opening: EveEventDraft[] = [
+      ...(turn.sequence === 0 ? [{ type: 'session.started', data: {} } as const] : []),
+      { type: 'turn.started', data: turn.coordinates },
+      { type: 'message.received', data: { ...turn.coordinates, message: message.text, parts: message.parts } },
+    ];
+    await log.write(opening, turn.deliveryIds, record);
+
+    let ending: EveEventDraft;
+    let failed = false;
+    try {
+      for (let input: UserMessage | undefined = message; input && !turn.signal.aborted; input = foldSteering(turn.takeSteering())) {
+        // A cancelled turn ends now, even if the runtime is slow to notice.
+        await Promise.race([this.#runtime.runTurn(turn, input), turn.aborted()]);
+      }
+      ending = this.#abortedEnding(turn) ?? { type: 'turn.completed', data: turn.coordinates };
+    } catch (error) {
+      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error);
+      failed = ending.type === 'turn.failed';
+      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId }, 'turn failed');
+    }
+    const unanswered = turn.stopSteering();
+    await turn.withdrawOpenRequests();
+    session.turn = undefined;
+    delete record.activeTurn;
+    if (turn.abortReason === 'reset') {
+      await turn.close([ending]);
+      return;
+    }
+    await turn.close([ending, SESSION_WAITING], record);
+    // Steering messages the failed turn never reached were accepted: they start the next turn.
+    const retry = failed ? foldSteering(unanswered) : undefined;
+    if (retry) session.backlog.unshift({ kind: 'message', message: retry });
+  }
+
+  #abortedEnding(turn: Turn): EveEventDraft | undefined {
+    switch (turn.abortReason) {
+      case undefined:
+        return undefined;
+      case 'shutdown':
+        return {
+          type: 'turn.failed',
+          data: { ...turn.coordinates, code: 'interrupted', message: 'The bridge stopped while this turn was running.', terminal: false },
+        };
+      default:
+        return { type: 'turn.cancelled', data: turn.coordinates };
+    }
+  }
+
+  async #clearContext(session: LiveSession): Promise<void> {
+    await this.#runtime.clearContext(session.record.id);
+    const coordinates = lastTurnCoordinates(session.record);
+    await session.log.write([{ type: 'context.cleared', data: { ...coordinates, sessionId: session.record.id } }, SESSION_WAITING]);
+  }
+
+  async #compactContext(session: LiveSession): Promise<void> {
+    const { record, log } = session;
+    const coordinates = { ...lastTurnCoordinates(record), stepIndex: 0, sessionId: record.id };
+    const description = await this.#runtime.describe();
+    await log.write([{ type: 'compaction.requested', data: { ...coordinates, modelId: description.modelId, usageInputTokens: null } }]);
+    try {
+      const result = await this.#runtime.compactContext(record.id);
+      await log.write([{ type: 'compaction.completed', data: { ...coordinates, modelId: result.modelId } }, SESSION_WAITING]);
+    } catch (error) {
+      this.#logger.warn({ err: error, sessionId: record.id }, 'compaction failed; history unchanged');
+      await log.write([SESSION_WAITING]);
+    }
+  }
+
+  async #end(session: LiveSession): Promise<void> {
+    session.backlog.length = 0;
+    session.turn?.abort('reset');
+    await session.worker;
+    const { record, log } = session;
+    record.status = 'ended';
+    record.endedAt = this.#now();
+    await log.write([{ type: 'session.completed', data: {} }], [], record);
+    this.#live.delete(record.id);
+    await this.#runtime.endSession?.(record.id);
+  }
+}
+
+function foldSteering(messages: UserMessage[]): UserMessage | undefined {
+  const [first, ...rest] = messages;
+  if (!first) return undefined;
+  return rest.reduce<UserMessage>(
+    (folded, next) => ({
+      ...folded,
+      text: `${folded.text}\n\n${next.text}`,
+      parts: [...folded.parts, ...next.parts],
+      files: [...folded.files, ...next.files],
+    }),
+    first,
+  );
+}
+
+function turnFailed(turn: Turn, error: unknown): EveEventDraft {
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'turn_failed';
+  const message = error instanceof Error ? error.message : 'The turn failed.';
+  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, terminal: false } };
+}
+
+function lastTurnCoordinates(record: SessionRecord) {
+  const sequence = Math.max(record.turnCount - 1, 0);
+  return { sequence, turnId: turnIdFor(sequence) };
+}

@@ -1,0 +1,115 @@
+import type {
+  EveEventDataMap,
+  InputRequest,
+  InputResolution,
+  ReceivedPart,
+} from '@eve-flue/eve-protocol';
+import type { Principal } from '../auth/route-auth.ts';
+
+/** A file the caller sent, with its bytes when they came inline. */
+export interface UserFile {
+  mediaType: string;
+  filename?: string;
+  /** Decoded bytes of a base64 or `data:` part. */
+  data?: Uint8Array;
+  /** The address of a part sent by URL; the bridge does not fetch it. */
+  url?: string;
+}
+
+/** One user message as the agent receives it. */
+export interface UserMessage {
+  text: string;
+  parts: ReceivedPart[];
+  files: UserFile[];
+  /** What the client said about its own state (`clientContext`), passed through untouched. */
+  clientContext?: unknown;
+  deliveryId: string;
+  principal: Principal | undefined;
+}
+
+type Coordinates = 'sequence' | 'turnId' | 'stepIndex';
+
+/** Events a runtime may write during a step; the turn owns every other type. */
+export type StepEventType =
+  | 'reasoning.appended'
+  | 'reasoning.completed'
+  | 'message.appended'
+  | 'message.completed'
+  | 'action.input.appended'
+  | 'actions.requested'
+  | 'action.result'
+  | 'result.completed';
+
+export type StepEventData<T extends StepEventType> = Omit<EveEventDataMap[T], Coordinates>;
+
+export interface StepEnd {
+  finishReason: EveEventDataMap['step.completed']['finishReason'];
+  usage?: EveEventDataMap['step.completed']['usage'];
+}
+
+/** An input request as a runtime asks for it; the turn assigns the id. */
+export type InputQuestion = Omit<InputRequest, 'requestId'>;
+
+/**
+ * The running turn as a runtime sees it. Every event it writes is stamped with the turn's
+ * coordinates and delivery ids and journaled in call order.
+ */
+export interface TurnContext {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly sequence: number;
+  /** Aborted when the turn is cancelled, cleared or reset. */
+  readonly signal: AbortSignal;
+  /** The current step's index, -1 before the first step. */
+  readonly stepIndex: number;
+
+  startStep(modelId: string): Promise<number>;
+  emit<T extends StepEventType>(type: T, data: StepEventData<T>): Promise<void>;
+  completeStep(end: StepEnd): Promise<void>;
+  failStep(error: { code: string; message: string; details?: Record<string, unknown> }): Promise<void>;
+  /** Parks the turn on human input (`input.requested` + `turn.waiting`) until it is answered. */
+  requestInput(questions: readonly InputQuestion[]): Promise<InputResolution[]>;
+  /** Steering messages accepted since the last call, already on the stream as `message.received`. */
+  takeSteering(): UserMessage[];
+  /** Resolves when a steering message arrives (or the turn is aborted). */
+  waitForSteering(): Promise<void>;
+}
+
+export interface ToolDescription {
+  /** The name clients see in events: `connection__<server>__<tool>` for connection tools. */
+  name: string;
+  description: string;
+  inputSchema?: unknown;
+}
+
+export interface ConnectionDescription {
+  name: string;
+  url: string;
+  description: string;
+  hasAuthorization: boolean;
+}
+
+export interface AgentDescription {
+  name: string;
+  modelId: string;
+  modelProvider: string;
+  tools: ToolDescription[];
+  connections: ConnectionDescription[];
+}
+
+export interface CompactionResult {
+  modelId: string;
+  usageInputTokens?: number;
+}
+
+/** The agent behind the session API. The Flue adapter is one; tests bring their own. */
+export interface AgentRuntime {
+  describe(): AgentDescription | Promise<AgentDescription>;
+  /** Runs one user message to its end. Resolve when done; throw to fail the turn. */
+  runTurn(turn: TurnContext, message: UserMessage): Promise<void>;
+  clearContext(sessionId: string): Promise<void>;
+  compactContext(sessionId: string): Promise<CompactionResult>;
+  /** The session was reset or expired: drop what the runtime holds for it. */
+  endSession?(sessionId: string): Promise<void>;
+  close?(): Promise<void>;
+}

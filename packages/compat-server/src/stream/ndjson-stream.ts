@@ -1,0 +1,85 @@
+import type { ServerResponse } from 'node:http';
+import { HEADERS, HEARTBEAT_LINE, isTerminal, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
+import { followJournal } from '../journal/follow.ts';
+import type { Journal } from '../journal/journal.ts';
+
+export interface StreamTimings {
+  /** Longest silence before a heartbeat line; the client drops a connection after 15 s. */
+  heartbeatMs: number;
+  /** How long a leased response (`streamControlVersion=1`) lasts before the client renews it. */
+  leaseMs: number;
+}
+
+export interface StreamPlan {
+  sessionId: string;
+  from: number;
+  /** Last index to send, for bounded reads; absent to follow live appends. */
+  until?: number;
+  /** Report the tail in `x-eve-stream-tail-index`. */
+  tail?: number;
+  leased: boolean;
+}
+
+/**
+ * Writes a session's events as NDJSON: an opening newline, the journal from `from`, then live
+ * appends, with heartbeats. Ends after a terminal event, at a bounded read's tail, when the
+ * lease runs out, or when the client goes away. Waits for `drain`, so a slow reader costs no memory.
+ */
+export async function writeNdjsonStream(journal: Journal, response: ServerResponse, plan: StreamPlan, timings: StreamTimings): Promise<void> {
+  response.writeHead(200, {
+    'content-type': NDJSON_CONTENT_TYPE,
+    'cache-control': 'no-store, no-transform',
+    'x-accel-buffering': 'no',
+    [HEADERS.streamVersion]: STREAM_VERSION,
+    [HEADERS.streamFormat]: 'ndjson',
+    [HEADERS.sessionId]: plan.sessionId,
+    ...(plan.tail !== undefined ? { [HEADERS.streamTailIndex]: String(plan.tail) } : {}),
+  });
+  const stop = new AbortController();
+  const onClose = () => stop.abort();
+  response.on('close', onClose);
+  let lastWrite = Date.now();
+  const write = (chunk: string): boolean => {
+    lastWrite = Date.now();
+    return response.write(chunk);
+  };
+  const heartbeat = setInterval(() => {
+    if (Date.now() - lastWrite >= timings.heartbeatMs) write(HEARTBEAT_LINE);
+  }, Math.max(50, Math.floor(timings.heartbeatMs / 2)));
+  const lease = plan.leased
+    ? setTimeout(() => {
+        if (!response.writableEnded) response.end(LEASE_ENDED_LINE);
+        stop.abort();
+      }, timings.leaseMs)
+    : undefined;
+  try {
+    write(HEARTBEAT_LINE);
+    const lines = followJournal(journal, plan.sessionId, {
+      from: plan.from,
+      signal: stop.signal,
+      ...(plan.until !== undefined ? { until: plan.until } : {}),
+    });
+    for await (const line of lines) {
+      if (!write(line.line)) await drained(response, stop.signal);
+      if (isTerminal(line.type)) break;
+    }
+  } finally {
+    clearInterval(heartbeat);
+    clearTimeout(lease);
+    response.off('close', onClose);
+    stop.abort();
+    if (!response.writableEnded) response.end();
+  }
+}
+
+function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    response.on('drain', done);
+    signal.addEventListener('abort', done);
+  });
+}
