@@ -36,6 +36,8 @@ export interface CompatServerOptions {
   stream?: Partial<StreamTimings>;
   /** How long an ended session's stream stays readable. Default: 7 days. */
   retentionMs?: number;
+  /** Milliseconds since the epoch; replaceable so that retention can be tested without waiting. */
+  clock?: () => number;
 }
 
 export interface CompatServer {
@@ -68,7 +70,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
   const stream: StreamTimings = { heartbeatMs: 10_000, leaseMs: 60_000, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
-  const manager = new SessionManager({ journal, runtime: options.runtime, logger, retentionMs });
+  const manager = new SessionManager({ journal, runtime: options.runtime, logger, retentionMs, ...(options.clock ? { now: options.clock } : {}) });
   const recovered = await manager.recoverInterruptedTurns();
   if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
   if (!options.auth) logger.warn({}, 'route auth is off: anonymous callers are admitted (development mode)');
