@@ -1,0 +1,51 @@
+import type { CorsOptions } from 'cors';
+import type { Mode, RouteAuth } from '@eve-flue/compat-server';
+import type { FlueConnectionDefinition } from '@eve-flue/connections';
+import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
+
+export interface BridgeConfig {
+  /** The Flue agent to serve. */
+  agent: FlueAgent;
+  /** Model providers for Flue; omit for Flue's built-in providers (which read their API keys from the environment). */
+  providers?: FlueRuntimeOptions['providers'];
+  /** Model shown by `/eve/v1/info` before the first model call. */
+  modelId?: string;
+  /** MCP connections the bridge mounts on the agent, from `defineFlueConnection`. */
+  connections?: readonly Readonly<FlueConnectionDefinition>[];
+  /** `sqlite` (default): durable, in `dataDir`. `memory`: gone with the process. */
+  store?: 'sqlite' | 'memory';
+  /** Default: `DATA_DIR` from the environment, else `./.data`. */
+  dataDir?: string;
+  /** Default: `PORT` from the environment, else 3000. */
+  port?: number;
+  /** Interface to listen on. Default: `HOST` from the environment, else 127.0.0.1. */
+  host?: string;
+  /** The bridge's public origin, for links it hands out. Default: `PUBLIC_URL`, else http://localhost:<port>. */
+  publicUrl?: string;
+  /** Default: `production` when NODE_ENV is `production`. Production requires `auth`. */
+  mode?: Mode;
+  /** Route auth for every route but health; see `bearerTokens`. */
+  auth?: RouteAuth;
+  /** Off by default. */
+  cors?: boolean | CorsOptions;
+  /** Serve the demo web page at `/`. Default: true in development. */
+  webPage?: boolean;
+}
+
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage']);
+
+/** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
+export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
+  const fail = (problem: string): never => {
+    throw new Error(`[eve-flue] bridge config: ${problem}`);
+  };
+  if (typeof config !== 'object' || config === null) fail('the config must be an object');
+  for (const key of Object.keys(config)) if (!KEYS.has(key)) fail(`\`${key}\` is not a bridge setting`);
+  if (typeof config.agent !== 'function') fail('`agent` must be a Flue agent function');
+  if (config.store !== undefined && config.store !== 'sqlite' && config.store !== 'memory') fail('`store` must be "sqlite" or "memory"');
+  if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
+  if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
+  if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
+  if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
+  return Object.freeze({ ...config });
+}

@@ -1,0 +1,27 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export interface ListedTool {
+  name: string;
+  description: string;
+  inputSchema: unknown;
+}
+
+/** Lists a server's tools with the MCP SDK, through the given fetch, following pagination. */
+export async function listServerTools(url: string, upstreamFetch: typeof fetch): Promise<ListedTool[]> {
+  const client = new Client({ name: 'eve-flue-bridge', version: '0.1.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: upstreamFetch });
+  await client.connect(transport);
+  try {
+    const tools: ListedTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      for (const tool of page.tools) tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema });
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  } finally {
+    await client.close();
+  }
+}

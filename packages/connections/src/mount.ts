@@ -1,0 +1,45 @@
+import type { FlueConnectionDefinition } from './definition.ts';
+import { createUpstreamFetch } from './upstream-fetch.ts';
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+
+/** A connection as Flue's `useMcpConnection` takes it (`McpConnectionDefinition`). */
+export interface FlueMcpMount {
+  name: string;
+  url: string;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  optional: true;
+  tools?: string[];
+}
+
+export interface MountOptions {
+  /** Resolves the token to send upstream for this mount, if any. */
+  credential?: () => Promise<string | undefined>;
+  /**
+   * Extra time Flue must allow on top of the upstream timeout: a call parked while a person
+   * signs in must not time out inside Flue (its MCP client ignores progress notifications).
+   */
+  parkedForMs?: number;
+}
+
+/**
+ * The Flue definition of a bridge connection. Always `optional`: a server that is down or
+ * refuses the agent leaves the turn running without its tools. All traffic goes through the
+ * bridge's upstream fetch, which holds the real per-request timeout.
+ */
+export function flueMountFor(definition: Readonly<FlueConnectionDefinition>, options: MountOptions = {}): FlueMcpMount {
+  const upstreamTimeoutMs = definition.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  return {
+    name: definition.name,
+    url: definition.url,
+    optional: true,
+    timeoutMs: upstreamTimeoutMs + (options.parkedForMs ?? 0),
+    fetch: createUpstreamFetch({
+      timeoutMs: upstreamTimeoutMs,
+      ...(definition.headers ? { headers: definition.headers } : {}),
+      ...(options.credential ? { credential: options.credential } : {}),
+    }),
+    ...(definition.tools ? { tools: [...definition.tools] } : {}),
+  };
+}

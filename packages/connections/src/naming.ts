@@ -1,0 +1,102 @@
+/**
+ * Tool names across the two frameworks. Flue names an MCP tool `mcp__<server>__<tool>` after
+ * sanitizing both parts; Eve clients see the same tool as `connection__<server>__<tool>`.
+ * Sanitizing loses information (and server names may contain `__`), so names are only ever
+ * mapped forward from declared (server, tool) pairs, never parsed back.
+ */
+
+const FLUE_PREFIX = 'mcp__';
+const EVE_PREFIX = 'connection__';
+
+/** Flue's own rule (`@flue/runtime` `sanitizeToolNamePart`), reproduced exactly. */
+export function sanitizeToolNamePart(part: string): string {
+  return part.replace(/[^A-Za-z0-9_-]/g, '_').replace(/^_+|_+$/g, '') || 'unnamed';
+}
+
+export function flueToolName(server: string, tool: string): string {
+  return `${FLUE_PREFIX}${sanitizeToolNamePart(server)}__${sanitizeToolNamePart(tool)}`;
+}
+
+export function eveToolName(server: string, tool: string): string {
+  return `${EVE_PREFIX}${sanitizeToolNamePart(server)}__${sanitizeToolNamePart(tool)}`;
+}
+
+export interface DeclaredTools {
+  /** The connection (MCP server) name as declared. */
+  server: string;
+  /** The server's own tool names. */
+  tools: readonly string[];
+}
+
+export interface ToolOrigin {
+  server: string;
+  tool: string;
+  flueName: string;
+  eveName: string;
+}
+
+/** Two declared tools that would reach the model under one name. */
+export class ToolNameCollisionError extends Error {
+  override name = 'ToolNameCollisionError';
+  readonly first: ToolOrigin;
+  readonly second: ToolOrigin;
+
+  constructor(first: ToolOrigin, second: ToolOrigin) {
+    super(
+      `Tool name collision: "${first.tool}" from connection "${first.server}" and "${second.tool}" from connection ` +
+        `"${second.server}" both become ${first.flueName} (Eve: ${first.eveName}). Rename one connection or filter its tools.`,
+    );
+    this.first = first;
+    this.second = second;
+  }
+}
+
+/** A forward map between Flue and Eve tool names, built from what connections declare. */
+export class ToolNameMap {
+  readonly #byFlue = new Map<string, ToolOrigin>();
+  readonly #byEve = new Map<string, ToolOrigin>();
+
+  constructor(declared: readonly DeclaredTools[] = [], otherToolNames: readonly string[] = []) {
+    for (const { server, tools } of declared) for (const tool of tools) this.#add(server, tool);
+    for (const name of otherToolNames) {
+      const clash = this.#byEve.get(name) ?? this.#byFlue.get(name);
+      if (clash) throw new ToolNameCollisionError(clash, { server: '(agent tool)', tool: name, flueName: name, eveName: name });
+    }
+  }
+
+  /** The Eve name of a Flue tool name; names that are not connection tools keep their name. */
+  toEve(flueName: string): string {
+    return this.#byFlue.get(flueName)?.eveName ?? flueName;
+  }
+
+  /** The Flue name of an Eve tool name; names that are not connection tools keep their name. */
+  toFlue(eveName: string): string {
+    return this.#byEve.get(eveName)?.flueName ?? eveName;
+  }
+
+  origin(name: string): ToolOrigin | undefined {
+    return this.#byFlue.get(name) ?? this.#byEve.get(name);
+  }
+
+  /** Every connection tool, in declaration order. */
+  tools(): ToolOrigin[] {
+    return [...this.#byFlue.values()];
+  }
+
+  #add(server: string, tool: string): void {
+    const origin: ToolOrigin = { server, tool, flueName: flueToolName(server, tool), eveName: eveToolName(server, tool) };
+    const clash = this.#byFlue.get(origin.flueName);
+    if (clash) throw new ToolNameCollisionError(clash, origin);
+    this.#byFlue.set(origin.flueName, origin);
+    this.#byEve.set(origin.eveName, origin);
+  }
+}
+
+/** `mapFlueToEve` over a map: for agent authors who hold the declared names. */
+export function mapFlueToEve(map: ToolNameMap, flueName: string): string {
+  return map.toEve(flueName);
+}
+
+export function mapEveToFlue(map: ToolNameMap, eveName: string): string {
+  return map.toFlue(eveName);
+}

@@ -1,0 +1,195 @@
+import { join } from 'node:path';
+import { init, observe, useMcpConnection, type AgentFunction, type AgentProps, type FlueObservation, type McpConnectionDefinition } from '@flue/runtime';
+import { sqlite, start, type StartOptions } from '@flue/runtime/node';
+import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
+import type { ConnectionRegistry } from '@eve-flue/connections';
+import { InstanceDirectory } from './instance-directory.ts';
+import { TurnError, TurnTranslator } from './turn-translator.ts';
+
+/** A Flue agent function: the same function you would hand to Flue's own `start()`. */
+export type FlueAgent = AgentFunction<AgentProps> & { agentName?: string };
+
+export interface FlueRuntimeOptions {
+  /** The agent. Do not declare bridge connections in it: the bridge mounts them. */
+  agent: FlueAgent;
+  /** Model providers for Flue's `start()`; omit for Flue's built-in set. */
+  providers?: StartOptions['providers'];
+  /** Shown by `/eve/v1/info` until the first model call reveals the model in use. */
+  modelId: string;
+  connections: ConnectionRegistry;
+  /** The Flue definition of a connection for one session's instance. */
+  mountConnection: (name: string, sessionId: string) => McpConnectionDefinition;
+  /** Where Flue keeps conversations (`flue.db`) and the instance directory; in memory when absent. */
+  dataDir?: string;
+  logger: Logger;
+}
+
+interface Settlement {
+  outcome: 'completed' | 'failed' | 'aborted';
+  message?: string;
+}
+
+/** The Flue side of one running Eve turn. */
+interface RunningTurn {
+  translator: TurnTranslator;
+  settled: Map<string, Settlement>;
+  waiters: Map<string, (settlement: Settlement) => void>;
+}
+
+const UNAVAILABLE = /^MCP server "(.+)" is unavailable/;
+
+/**
+ * Runs a Flue agent in this process behind the Eve session API: one Flue instance per Eve
+ * session, one Flue submission per Eve message, Flue's runtime events turned into Eve events.
+ */
+export class FlueRuntime implements AgentRuntime {
+  readonly #options: FlueRuntimeOptions;
+  readonly #agent: FlueAgent;
+  readonly #instances: InstanceDirectory;
+  readonly #running = new Map<string, RunningTurn>();
+  #stopFlue: (() => Promise<void>) | undefined;
+  #unobserve: (() => void) | undefined;
+  #modelId: string;
+  #modelProvider = 'external';
+  #seenTools: string[] | undefined;
+
+  private constructor(options: FlueRuntimeOptions) {
+    this.#options = options;
+    this.#modelId = options.modelId;
+    this.#instances = new InstanceDirectory(options.dataDir && join(options.dataDir, 'flue-instances.db'));
+    this.#agent = this.#bridged(options.agent);
+  }
+
+  static async start(options: FlueRuntimeOptions): Promise<FlueRuntime> {
+    const runtime = new FlueRuntime(options);
+    const flue = await start({
+      agents: [runtime.#agent],
+      ...(options.providers ? { providers: options.providers } : {}),
+      ...(options.dataDir ? { db: sqlite(join(options.dataDir, 'flue.db')) } : {}),
+    });
+    runtime.#stopFlue = () => flue.stop();
+    runtime.#unobserve = observe((observation) => runtime.#observe(observation));
+    return runtime;
+  }
+
+  describe(): AgentDescription {
+    const names = this.#options.connections.names;
+    const connectionTools = this.#options.connections.describeTools();
+    const otherTools = (this.#seenTools ?? []).filter((name) => !names.origin(name)).map((name) => ({ name, description: '' }));
+    return {
+      name: this.#agent.agentName ?? this.#agent.name,
+      modelId: this.#modelId,
+      modelProvider: this.#modelProvider,
+      tools: [...connectionTools, ...otherTools],
+      connections: this.#options.connections.definitions().map((d) => ({
+        name: d.name,
+        url: d.url,
+        description: d.description ?? `MCP server ${d.name}`,
+        hasAuthorization: d.auth !== undefined || d.connector !== undefined,
+      })),
+    };
+  }
+
+  async runTurn(turn: TurnContext, message: UserMessage): Promise<void> {
+    const instanceId = this.#instances.instanceFor(turn.sessionId);
+    const handle = init(this.#agent, { id: instanceId });
+    const names = this.#options.connections.names;
+    const running: RunningTurn = {
+      translator: new TurnTranslator(turn, this.#modelId, (name) => names.toEve(name)),
+      settled: new Map(),
+      waiters: new Map(),
+    };
+    this.#running.set(instanceId, running);
+    const abort = () => void handle.abort().catch((error: unknown) => this.#options.logger.warn({ err: error }, 'Flue abort failed'));
+    turn.signal.addEventListener('abort', abort, { once: true });
+    try {
+      const settlements: Promise<Settlement>[] = [];
+      const deliver = async (m: UserMessage) => {
+        const receipt = await handle.dispatch({ message: m.text, idempotencyKey: m.deliveryId });
+        settlements.push(this.#settlement(running, receipt.submissionId));
+      };
+      await deliver(message);
+      // Steering messages are dispatched to the busy instance: Flue joins them to the live
+      // response at its next turn boundary, exactly Eve's steer-at-a-boundary behaviour.
+      for (;;) {
+        const count = settlements.length;
+        const settledAll = Promise.all(settlements).then(() => 'settled' as const);
+        const woke = await Promise.race([settledAll, turn.waitForSteering().then(() => 'steering' as const)]);
+        if (woke === 'steering' && !turn.signal.aborted) {
+          for (const m of turn.takeSteering()) await deliver(m);
+          continue;
+        }
+        await settledAll;
+        if (settlements.length === count) break;
+      }
+      const outcomes = await Promise.all(settlements);
+      await running.translator.flushed();
+      const failed = outcomes.find((s) => s.outcome === 'failed');
+      if (failed) throw running.translator.stepError ?? new TurnError('AGENT_FAILED', failed.message ?? 'The agent failed.');
+      if (!turn.signal.aborted && outcomes.some((s) => s.outcome === 'aborted')) throw new TurnError('AGENT_ABORTED', 'The agent run was aborted.');
+    } finally {
+      turn.signal.removeEventListener('abort', abort);
+      this.#running.delete(instanceId);
+    }
+  }
+
+  async clearContext(sessionId: string): Promise<void> {
+    this.#instances.advance(sessionId);
+  }
+
+  async compactContext(): Promise<CompactionResult> {
+    throw new TurnError(
+      'COMPACTION_UNSUPPORTED',
+      'Flue compacts a conversation on its own when it nears the context window; it has no compaction on demand.',
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#unobserve?.();
+    await this.#stopFlue?.();
+    this.#instances.close();
+  }
+
+  #settlement(running: RunningTurn, submissionId: string): Promise<Settlement> {
+    const known = running.settled.get(submissionId);
+    if (known) return Promise.resolve(known);
+    return new Promise((resolve) => running.waiters.set(submissionId, resolve));
+  }
+
+  #observe(observation: FlueObservation): void {
+    if (observation.type === 'log' && observation.level === 'warn') {
+      const server = UNAVAILABLE.exec(observation.message)?.[1];
+      if (server) this.#options.connections.markUnavailable(server, String(observation.attributes?.reason ?? 'unknown reason'));
+    }
+    if (observation.type === 'turn_request' && observation.turnId) {
+      this.#modelId = observation.request.requestedModel;
+      this.#modelProvider = observation.request.providerId;
+      this.#seenTools = observation.request.input.tools?.map((tool) => tool.name);
+    }
+    const running = observation.instanceId === undefined ? undefined : this.#running.get(observation.instanceId);
+    if (!running) return;
+    if (observation.type === 'submission_settled') {
+      const settlement: Settlement = { outcome: observation.outcome, ...(observation.error ? { message: observation.error.message } : {}) };
+      running.settled.set(observation.submissionId, settlement);
+      running.waiters.get(observation.submissionId)?.(settlement);
+      return;
+    }
+    running.translator.handle(observation);
+  }
+
+  /** The user's agent, plus the connections the bridge mounts for the session it serves. */
+  #bridged(agent: FlueAgent): FlueAgent {
+    const mount = (instanceId: string) => {
+      const sessionId = this.#instances.sessionOf(instanceId);
+      if (!sessionId) return;
+      for (const definition of this.#options.connections.mountable()) useMcpConnection(this.#options.mountConnection(definition.name, sessionId));
+    };
+    const bridged = ((props: AgentProps) => {
+      const instructions = agent(props);
+      mount(props.id);
+      return instructions;
+    }) as FlueAgent;
+    bridged.agentName = agent.agentName ?? agent.name;
+    return bridged;
+  }
+}

@@ -1,0 +1,85 @@
+import { fauxAssistantMessage, fauxProvider, fauxToolCall } from '@earendil-works/pi-ai';
+
+/**
+ * A deterministic model for the embedded demo and the tests, on pi-ai's faux provider (the
+ * offline model Flue accepts). It reads the latest user message:
+ * - `/tool <name> <json>`: calls tool `<name>` (Eve or Flue name) with the JSON arguments, then
+ *   replies `Tool <eve-name> returned: <result text>`;
+ * - `/sleep <ms>`: streams text in small deltas for about that long;
+ * - `/fail`: the model call fails;
+ * - anything else: `Echo: <message>`, in several deltas.
+ * Text streams at a fixed pace, four characters a delta.
+ */
+export const SCRIPTED_PROVIDER = 'scripted';
+export const SCRIPTED_MODEL = `${SCRIPTED_PROVIDER}/demo`;
+
+const TOKENS_PER_SECOND = 200;
+const CHARS_PER_TOKEN = 4;
+
+type Context = { messages: { role: string; content: unknown; toolName?: string }[]; tools?: { name: string }[] };
+
+/**
+ * The Eve name of a tool the model sees. The model only ever names tools from its own tool
+ * list, where every `mcp__` name came from a connection, so swapping the prefix is exact here.
+ */
+function eveNameOf(flueName: string): string {
+  return flueName.startsWith('mcp__') ? `connection__${flueName.slice('mcp__'.length)}` : flueName;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((part): part is { type: 'text'; text: string } => part?.type === 'text')
+    .map((part) => part.text)
+    .join('');
+}
+
+/** The last message the person wrote: Flue also sends its own signals as user-role text. */
+function latestUserText(messages: Context['messages']): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'user') continue;
+    const text = textOf(message.content).trim();
+    if (!text.startsWith('<signal') && !text.startsWith('<compaction')) return text;
+  }
+  return '';
+}
+
+export function createScriptedModel() {
+  const faux = fauxProvider({
+    provider: SCRIPTED_PROVIDER,
+    models: [{ id: 'demo' }],
+    tokenSize: { min: 1, max: 1 },
+    tokensPerSecond: TOKENS_PER_SECOND,
+  });
+  const respond = (context: Context) => {
+    // Every model call consumes one queued response: keep the queue topped up.
+    faux.appendResponses([respond]);
+    const last = context.messages.at(-1);
+    if (last?.role === 'toolResult') return fauxAssistantMessage(`Tool ${eveNameOf(last.toolName ?? '')} returned: ${textOf(last.content)}`);
+    const text = latestUserText(context.messages);
+    const tool = /^\/tool\s+(\S+)\s*(.*)$/s.exec(text);
+    if (tool) {
+      const known = context.tools?.find((t) => t.name === tool[1] || eveNameOf(t.name) === tool[1]);
+      if (!known) return fauxAssistantMessage(`No tool named ${tool[1]} is available.`);
+      let args: Record<string, unknown>;
+      try {
+        args = tool[2] ? (JSON.parse(tool[2]) as Record<string, unknown>) : {};
+      } catch {
+        return fauxAssistantMessage(`The arguments for ${tool[1]} are not valid JSON.`);
+      }
+      return fauxAssistantMessage([fauxToolCall(known.name, args)], { stopReason: 'toolUse' });
+    }
+    const sleep = /^\/sleep\s+(\d+)/.exec(text);
+    if (sleep) {
+      const characters = Math.max(1, Math.round((Number(sleep[1]) / 1000) * TOKENS_PER_SECOND)) * CHARS_PER_TOKEN;
+      return fauxAssistantMessage('z'.repeat(characters - 1) + '.');
+    }
+    if (text.startsWith('/fail')) return fauxAssistantMessage([], { stopReason: 'error', errorMessage: 'The scripted model failed on purpose.' });
+    return fauxAssistantMessage(`Echo: ${text}`);
+  };
+  // Compaction can make two model calls at once; keep more than one response queued.
+  faux.setResponses(Array.from({ length: 4 }, () => respond));
+  return { provider: faux.provider, model: SCRIPTED_MODEL };
+}

@@ -1,0 +1,149 @@
+import type { FlueObservation } from '@flue/runtime';
+import type { TurnContext } from '@eve-flue/compat-server';
+import type { FinishReason, ToolCallAction, Usage } from '@eve-flue/eve-protocol';
+
+type Observation<T extends FlueObservation['type']> = Extract<FlueObservation, { type: T }>;
+
+const FINISH_REASONS: Record<string, FinishReason> = {
+  stop: 'stop',
+  toolUse: 'tool-calls',
+  length: 'length',
+  error: 'error',
+  aborted: 'other',
+};
+
+/** An error a runtime throws to fail a turn with an Eve error code. */
+export class TurnError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'TurnError';
+    this.code = code;
+  }
+}
+
+/**
+ * Turns one Flue instance's runtime events into the Eve events of the running turn: model
+ * turns become steps, deltas become appends, tool calls and results become actions.
+ * Every write is chained, so Eve events keep Flue's order.
+ */
+export class TurnTranslator {
+  readonly #turn: TurnContext;
+  readonly #toEveName: (flueName: string) => string;
+  readonly #modelId: string;
+  #written: Promise<void> = Promise.resolve();
+  #text = '';
+  #reasoning = '';
+  #inStep = false;
+  /** The first failure a step reported, for the turn's own error. */
+  stepError: TurnError | undefined;
+
+  constructor(turn: TurnContext, modelId: string, toEveName: (flueName: string) => string) {
+    this.#turn = turn;
+    this.#modelId = modelId;
+    this.#toEveName = toEveName;
+  }
+
+  /** Resolves when everything handled so far is journaled. */
+  flushed(): Promise<void> {
+    return this.#written;
+  }
+
+  handle(observation: FlueObservation): void {
+    switch (observation.type) {
+      case 'turn_start':
+        if (observation.purpose === 'agent') this.#then(() => this.#startStep());
+        return;
+      case 'text_delta':
+        this.#text += observation.text;
+        this.#then(() => this.#turn.emit('message.appended', { messageDelta: observation.text }));
+        return;
+      case 'thinking_delta':
+        this.#reasoning += observation.delta;
+        this.#then(() => this.#turn.emit('reasoning.appended', { reasoningDelta: observation.delta }));
+        return;
+      case 'thinking_end':
+        this.#reasoning = '';
+        this.#then(() => this.#turn.emit('reasoning.completed', { reasoning: observation.content }));
+        return;
+      case 'toolcall_delta':
+        this.#then(() =>
+          this.#turn.emit('action.input.appended', {
+            callId: observation.toolCallId,
+            toolName: this.#toEveName(observation.toolName),
+            inputTextDelta: observation.argumentTextDelta,
+          }),
+        );
+        return;
+      case 'turn':
+        if (observation.purpose === 'agent') this.#endStep(observation);
+        return;
+      case 'tool':
+        this.#toolResult(observation);
+        return;
+      default:
+        return;
+    }
+  }
+
+  async #startStep(): Promise<void> {
+    this.#text = '';
+    this.#inStep = true;
+    await this.#turn.startStep(this.#modelId);
+  }
+
+  #endStep(observation: Observation<'turn'>): void {
+    const response = observation.response;
+    const finishReason = FINISH_REASONS[response.finishReason ?? 'stop'] ?? 'other';
+    const text = this.#text;
+    const calls: ToolCallAction[] = (response.output?.content ?? [])
+      .filter((part) => part.type === 'toolCall')
+      .map((call) => ({ kind: 'tool-call', callId: call.id, toolName: this.#toEveName(call.name), input: call.arguments }));
+    const usage = toUsage(response.usage);
+    this.#then(async () => {
+      if (!this.#inStep) await this.#startStep();
+      this.#inStep = false;
+      if (text.length > 0) await this.#turn.emit('message.completed', { message: text, finishReason });
+      if (calls.length > 0) await this.#turn.emit('actions.requested', { actions: calls });
+      if (observation.isError && finishReason === 'error') {
+        const message = response.error?.message ?? 'The model call failed.';
+        this.stepError ??= new TurnError('MODEL_CALL_FAILED', message);
+        await this.#turn.failStep({ code: 'MODEL_CALL_FAILED', message });
+        return;
+      }
+      await this.#turn.completeStep({ finishReason, ...(usage ? { usage } : {}) });
+    });
+  }
+
+  #toolResult(observation: Observation<'tool'>): void {
+    const toolName = this.#toEveName(observation.toolName);
+    const output = observation.effectiveResult ?? resultText(observation.result);
+    this.#then(() =>
+      this.#turn.emit('action.result', {
+        result: { kind: 'tool-result', callId: observation.toolCallId, toolName, output, ...(observation.isError ? { isError: true } : {}) },
+        status: observation.isError ? 'failed' : 'completed',
+        ...(observation.isError ? { error: { code: 'TOOL_EXECUTION_FAILED', message: String(resultText(observation.result)) } } : {}),
+      }),
+    );
+  }
+
+  #then(write: () => Promise<unknown>): void {
+    this.#written = this.#written.then(write).then(() => undefined);
+  }
+}
+
+function resultText(result: unknown): unknown {
+  const content = (result as { content?: { type: string; text?: string }[] })?.content;
+  if (!Array.isArray(content)) return result;
+  return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('');
+}
+
+function toUsage(usage: Observation<'turn'>['response']['usage']): Usage | undefined {
+  if (!usage) return undefined;
+  return {
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+    totalTokens: usage.totalTokens,
+    ...(usage.cost.total > 0 ? { costUsd: usage.cost.total } : {}),
+  };
+}
