@@ -162,7 +162,8 @@ export class FlueRuntime implements AgentRuntime {
       if (server) this.#options.connections.markUnavailable(server, String(observation.attributes?.reason ?? 'unknown reason'));
     }
     if (observation.type === 'turn_request' && observation.turnId) {
-      this.#modelId = observation.request.requestedModel;
+      const { requestedModel, providerId } = observation.request;
+      this.#modelId = requestedModel.includes('/') ? requestedModel : `${providerId}/${requestedModel}`;
       this.#modelProvider = observation.request.providerId;
       this.#seenTools = observation.request.input.tools?.map((tool) => tool.name);
     }

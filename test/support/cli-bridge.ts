@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export interface CliBridge {
+  url: string;
+  child: ChildProcess;
+  /** Every structured log line the process printed so far. */
+  logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+const cli = fileURLToPath(new URL('../../apps/bridge/src/cli.ts', import.meta.url));
+
+/** Runs the bridge the way `pnpm start` does (the CLI's `start`), on a free port and a fresh data folder. */
+export async function startCliBridge(env: Record<string, string> = {}): Promise<CliBridge> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-cli-'));
+  const child = spawn(process.execPath, [cli, 'start'], {
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const lines = createInterface({ input: child.stdout! });
+  const listening = new Promise<string>((resolve, reject) => {
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      logs.push(entry);
+      if (typeof entry.url === 'string' && String(entry.msg).startsWith('bridge listening')) resolve(entry.url);
+    });
+    child.once('exit', (code) => reject(new Error(`the bridge exited with ${code} before listening`)));
+  });
+  const url = await listening;
+  return {
+    url,
+    child,
+    logs,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@eve-flue/compat-server';
+import { startBridge, startDemoStack, type BridgeConfig, type RunningBridge } from '@eve-flue/bridge';
+
+export interface DemoBridge extends RunningBridge {
+  mcpUrl: string;
+}
+
+/** The embedded demo stack (real Flue, scripted model, real MCP server) on a free port. */
+export async function startDemoBridge(overrides: Partial<BridgeConfig> = {}): Promise<DemoBridge> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-demo-'));
+  const demo = await startDemoStack({ dataDir, port: 0, mode: 'development', ...overrides });
+  const bridge = await startBridge(demo.config, { logger: silentLogger });
+  return {
+    ...bridge,
+    mcpUrl: demo.mcpUrl,
+    async close() {
+      await bridge.close();
+      await demo.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
