@@ -1,19 +1,38 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { createCompatServer, MemoryJournal, SqliteJournal, type CompatServer, type Logger } from '@eve-flue/compat-server';
-import { ConnectionRegistry, flueMountFor, type ConnectionStatus } from '@eve-flue/connections';
-import { FlueRuntime } from '@eve-flue/flue-adapter';
 import { join } from 'node:path';
+import express, { type RequestHandler } from 'express';
+import { createCompatServer, MemoryJournal, SqliteJournal, type CompatServer, type Logger, type Mode } from '@eve-flue/compat-server';
+import {
+  ConnectionRegistry,
+  createConnectionAuthorizer,
+  flueMountFor,
+  loadSealer,
+  OAuth2Backend,
+  SignInBroker,
+  SqliteAuthStore,
+  type AuthStore,
+  type ConnectionStatus,
+  type SignInBackend,
+} from '@eve-flue/connections';
+import { FlueRuntime } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from './config.ts';
+import { connectionRoutes } from './connection-routes.ts';
+import { oauthRoutes } from './oauth-routes.ts';
 import { webPage } from './web-page.ts';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
 export interface RunningBridge {
   url: string;
+  /** The origin links and the OAuth redirect URI are built from. */
+  publicUrl: string;
   server: Server;
   compat: CompatServer;
   connections: ConnectionRegistry;
+  broker: SignInBroker;
+  authStore: AuthStore;
   close(): Promise<void>;
 }
 
@@ -21,18 +40,85 @@ export interface StartOptions {
   logger: Logger;
 }
 
-/** Starts the bridge: connections checked, Flue runtime started, `/eve/v1` served. */
+/**
+ * Starts the bridge. It listens first, so that its public URL (and with it the OAuth redirect
+ * URI) is known before anything is built; requests before it is ready get a 503.
+ */
 export async function startBridge(config: Readonly<BridgeConfig>, { logger }: StartOptions): Promise<RunningBridge> {
+  const mode: Mode = config.mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = (config.store ?? 'sqlite') === 'sqlite';
-  const connections = new ConnectionRegistry(config.connections ?? [], (definition) => flueMountFor(definition).fetch);
+  const host = config.host ?? process.env.HOST ?? '127.0.0.1';
+
+  let handler: RequestHandler = (_request, response) => {
+    response.status(503).json({ ok: false, code: 'service_unavailable', error: 'The bridge is starting.' });
+  };
+  const server = createServer((request, response) => handler(request as express.Request, response as express.Response, () => undefined));
+  server.listen(config.port ?? Number(process.env.PORT ?? 3000), host);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host}:${port}`;
+  const publicUrl = (config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`).replace(/\/+$/, '');
+  try {
+    const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
+    handler = ready.app;
+    return {
+      url,
+      publicUrl,
+      server,
+      ...ready.parts,
+      async close() {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await ready.parts.compat.close();
+        await ready.parts.authStore.close();
+      },
+    };
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+}
+
+interface Settings {
+  mode: Mode;
+  dataDir: string;
+  durable: boolean;
+  publicUrl: string;
+  logger: Logger;
+}
+
+/** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger }: Settings) {
+
+  const sealer = loadSealer({
+    production: mode === 'production',
+    ...((config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY) ? { base64Key: config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY } : {}),
+    ...(durable ? { file: join(dataDir, 'token.key') } : {}),
+  });
+  const authStore = new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
+  const definitions = config.connections ?? [];
+  const backends = new Map<string, SignInBackend>();
+  for (const definition of definitions) if (definition.auth) backends.set(definition.name, new OAuth2Backend(definition, authStore));
+  const broker = new SignInBroker({
+    store: authStore,
+    backends,
+    publicUrl,
+    ...(config.signInTtlMs ? { flowTtlMs: config.signInTtlMs } : {}),
+  });
+
+  const connections = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition).fetch);
   logConnections(logger, await connections.refresh());
 
   const runtime = await FlueRuntime.start({
     agent: config.agent,
     modelId: config.modelId ?? 'unknown',
     connections,
-    mountConnection: (name) => flueMountFor(connections.definition(name)),
+    mountConnection: (name, session) => {
+      const definition = connections.definition(name);
+      if (!broker.handles(name)) return flueMountFor(definition);
+      return flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session), parkedForMs: broker.flowTtlMs });
+    },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),
     ...(durable ? { dataDir } : {}),
@@ -41,7 +127,9 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
     runtime,
     journal: durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal(),
     logger,
-    ...(config.mode ? { mode: config.mode } : {}),
+    mode,
+    publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:')),
+    routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
     ...(config.cors !== undefined ? { cors: config.cors } : {}),
   });
@@ -49,24 +137,8 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   const app = express();
   app.disable('x-powered-by');
   app.use(compat.app);
-  if (config.webPage ?? config.mode !== 'production') app.use(webPage());
-
-  const server = createServer(app);
-  server.listen(config.port ?? Number(process.env.PORT ?? 3000), config.host ?? process.env.HOST ?? '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${config.host ?? process.env.HOST ?? '127.0.0.1'}:${port}`;
-  return {
-    url,
-    server,
-    compat,
-    connections,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await compat.close();
-    },
-  };
+  if (config.webPage ?? mode !== 'production') app.use(webPage());
+  return { app, parts: { compat, connections, broker, authStore } };
 }
 
 function logConnections(logger: Logger, statuses: ConnectionStatus[]): void {

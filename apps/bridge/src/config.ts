@@ -30,9 +30,16 @@ export interface BridgeConfig {
   cors?: boolean | CorsOptions;
   /** Serve the demo web page at `/`. Default: true in development. */
   webPage?: boolean;
+  /**
+   * Key that seals tokens at rest: 32 bytes, base64. Default: `BRIDGE_TOKEN_KEY`; in development a
+   * key generated into `<dataDir>/token.key` (mode 600). Production without one refuses to start.
+   */
+  tokenKey?: string;
+  /** How long a sign-in may take before it times out. Default 10 minutes. */
+  signInTtlMs?: number;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs']);
 
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
@@ -47,5 +54,6 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
   if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
+  if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
   return Object.freeze({ ...config });
 }

@@ -1,6 +1,8 @@
 export { createCompatServer, ConfigurationError } from './server.ts';
 export type { CompatServer, CompatServerOptions, Mode } from './server.ts';
 export { bearerTokens, bearerToken, secretsEqual } from './auth/route-auth.ts';
+export { principalOf } from './auth/middleware.ts';
+export { RequestError } from './session/errors.ts';
 export type { Principal, RouteAuth } from './auth/route-auth.ts';
 export type { Journal, JournalLine, SessionRecord } from './journal/journal.ts';
 export { MemoryJournal } from './journal/memory.ts';
@@ -11,6 +13,8 @@ export { silentLogger } from './logger.ts';
 export type {
   AgentDescription,
   AgentRuntime,
+  AuthorizationChallengeInput,
+  AuthorizationResult,
   CompactionResult,
   ConnectionDescription,
   InputQuestion,

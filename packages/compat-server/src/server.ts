@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import cors, { type CorsOptions } from 'cors';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-flue/eve-protocol';
 import { requireRouteAuth } from './auth/middleware.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
@@ -38,6 +38,10 @@ export interface CompatServerOptions {
   retentionMs?: number;
   /** Milliseconds since the epoch; replaceable so that retention can be tested without waiting. */
   clock?: () => number;
+  /** More routes under `/eve/v1` that need no route auth (e.g. an OAuth callback a browser lands on). */
+  publicRoutes?: RequestHandler;
+  /** More routes under `/eve/v1` behind route auth, with JSON bodies parsed. */
+  routes?: RequestHandler;
 }
 
 export interface CompatServer {
@@ -86,12 +90,14 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     const body: HealthBody = { ok: true, status: 'ready', workflowId: options.workflowId ?? 'eve-flue-bridge' };
     response.set('cache-control', 'no-store').json(body);
   });
+  if (options.publicRoutes) api.use(options.publicRoutes);
   api.use(requireRouteAuth(options.auth, logger));
   api.use(express.json({ limit: Math.ceil(uploads.maxBytes * JSON_OVERHEAD) + 1024 * 1024 }));
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
   api.use(sessionRoutes({ manager, journal, uploads, stream }));
+  if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
   app.use(EVE_BASE_PATH, api);

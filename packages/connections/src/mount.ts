@@ -1,5 +1,5 @@
 import type { FlueConnectionDefinition } from './definition.ts';
-import { createUpstreamFetch } from './upstream-fetch.ts';
+import { createUpstreamFetch, type UpstreamAuthorizer } from './upstream-fetch.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 
@@ -14,8 +14,8 @@ export interface FlueMcpMount {
 }
 
 export interface MountOptions {
-  /** Resolves the token to send upstream for this mount, if any. */
-  credential?: () => Promise<string | undefined>;
+  /** Tokens and sign-ins for this mount, if the connection has any. */
+  authorizer?: UpstreamAuthorizer;
   /**
    * Extra time Flue must allow on top of the upstream timeout: a call parked while a person
    * signs in must not time out inside Flue (its MCP client ignores progress notifications).
@@ -38,7 +38,7 @@ export function flueMountFor(definition: Readonly<FlueConnectionDefinition>, opt
     fetch: createUpstreamFetch({
       timeoutMs: upstreamTimeoutMs,
       ...(definition.headers ? { headers: definition.headers } : {}),
-      ...(options.credential ? { credential: options.credential } : {}),
+      ...(options.authorizer ? { authorizer: options.authorizer } : {}),
     }),
     ...(definition.tools ? { tools: [...definition.tools] } : {}),
   };

@@ -4,37 +4,75 @@ export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'cookie',
 /** Response headers that must not travel back towards the agent or a client. */
 const STRIPPED_RESPONSE_HEADERS: readonly string[] = ['set-cookie', 'set-cookie2'];
 
+/** The JSON-RPC request an MCP POST carries, as far as authorization cares. */
+export interface JsonRpcCall {
+  id: string | number | null;
+  method: string;
+  /** For `tools/call`: the server's tool name. */
+  toolName?: string;
+}
+
+/** Decides the credential of each upstream request, and what a 401 leads to. */
+export interface UpstreamAuthorizer {
+  token(): Promise<string | undefined>;
+  /** Retry once with another token, or hand this answer back to the agent. */
+  unauthorized(input: { response: Response; call: JsonRpcCall | undefined; sentToken: string | undefined }): Promise<
+    { retryWith: string } | { answer: Response }
+  >;
+}
+
 export interface UpstreamFetchOptions {
   /** Static headers of the connection. */
   headers?: Readonly<Record<string, string>>;
   /** Longest wait for one upstream request. */
   timeoutMs: number;
-  /** Resolves the credential to send, if any; called per request. */
-  credential?: () => Promise<string | undefined>;
+  authorizer?: UpstreamAuthorizer;
   fetch?: typeof fetch;
 }
 
 /**
  * A `fetch` for the agent's MCP traffic to one connection: drops any credential the agent side
- * sent, adds the connection's own headers and held token, bounds each request by its own
- * timeout, and strips cookies from the answer.
+ * sent, adds the connection's own headers and held token, bounds each upstream request by its
+ * own timeout (a sign-in in between is not counted), and strips cookies from the answer.
  */
 export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch {
   const send = options.fetch ?? fetch;
   return async (input, init) => {
     const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    for (const name of CREDENTIAL_HEADERS) headers.delete(name);
-    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
-    const token = await options.credential?.();
-    if (token) headers.set('authorization', `Bearer ${token}`);
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
     const body = request.body === null ? undefined : await request.arrayBuffer();
-    const response = await send(request.url, { method: request.method, headers, signal, redirect: 'manual', ...(body ? { body } : {}) });
-    if (!STRIPPED_RESPONSE_HEADERS.some((name) => response.headers.has(name))) return response;
-    const cleaned = new Headers(response.headers);
-    for (const name of STRIPPED_RESPONSE_HEADERS) cleaned.delete(name);
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: cleaned });
+    const attempt = async (token: string | undefined): Promise<Response> => {
+      const headers = new Headers(request.headers);
+      for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+      for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+      if (token) headers.set('authorization', `Bearer ${token}`);
+      const signal = AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)]);
+      return send(request.url, { method: request.method, headers, signal, redirect: 'manual', ...(body ? { body } : {}) });
+    };
+    const token = await options.authorizer?.token();
+    let response = await attempt(token);
+    if (response.status === 401 && options.authorizer) {
+      const decision = await options.authorizer.unauthorized({ response, call: jsonRpcCall(body), sentToken: token });
+      response = 'retryWith' in decision ? await attempt(decision.retryWith) : decision.answer;
+    }
+    return withoutCookies(response);
   };
+}
+
+function jsonRpcCall(body: ArrayBuffer | undefined): JsonRpcCall | undefined {
+  if (!body) return undefined;
+  try {
+    const message = JSON.parse(new TextDecoder().decode(body)) as { id?: string | number | null; method?: unknown; params?: { name?: unknown } };
+    if (typeof message.method !== 'string') return undefined;
+    const toolName = typeof message.params?.name === 'string' ? message.params.name : undefined;
+    return { id: message.id ?? null, method: message.method, ...(toolName ? { toolName } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+function withoutCookies(response: Response): Response {
+  if (!STRIPPED_RESPONSE_HEADERS.some((name) => response.headers.has(name))) return response;
+  const headers = new Headers(response.headers);
+  for (const name of STRIPPED_RESPONSE_HEADERS) headers.delete(name);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

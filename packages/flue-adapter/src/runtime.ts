@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { init, observe, useMcpConnection, type AgentFunction, type AgentProps, type FlueObservation, type McpConnectionDefinition } from '@flue/runtime';
 import { sqlite, start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
-import type { ConnectionRegistry } from '@eve-flue/connections';
+import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { InstanceDirectory } from './instance-directory.ts';
 import { TurnError, TurnTranslator } from './turn-translator.ts';
 
@@ -18,7 +18,7 @@ export interface FlueRuntimeOptions {
   modelId: string;
   connections: ConnectionRegistry;
   /** The Flue definition of a connection for one session's instance. */
-  mountConnection: (name: string, sessionId: string) => McpConnectionDefinition;
+  mountConnection: (name: string, session: SessionScope) => McpConnectionDefinition;
   /** Where Flue keeps conversations (`flue.db`) and the instance directory; in memory when absent. */
   dataDir?: string;
   logger: Logger;
@@ -31,12 +31,15 @@ interface Settlement {
 
 /** The Flue side of one running Eve turn. */
 interface RunningTurn {
+  turn: TurnContext;
   translator: TurnTranslator;
   settled: Map<string, Settlement>;
   waiters: Map<string, (settlement: Settlement) => void>;
 }
 
 const UNAVAILABLE = /^MCP server "(.+)" is unavailable/;
+/** Longest wait for Flue to report a tool call before its sign-in is reported anyway. */
+const TOOL_REPORT_WAIT_MS = 3_000;
 
 /**
  * Runs a Flue agent in this process behind the Eve session API: one Flue instance per Eve
@@ -95,6 +98,7 @@ export class FlueRuntime implements AgentRuntime {
     const handle = init(this.#agent, { id: instanceId });
     const names = this.#options.connections.names;
     const running: RunningTurn = {
+      turn,
       translator: new TurnTranslator(turn, this.#modelId, (name) => names.toEve(name)),
       settled: new Map(),
       waiters: new Map(),
@@ -178,12 +182,40 @@ export class FlueRuntime implements AgentRuntime {
     running.translator.handle(observation);
   }
 
+  /** The running turn of a session, as its connections see it: who calls, and how to park. */
+  #parkingTurn(sessionId: string): ParkingTurn | undefined {
+    const running = this.#running.get(this.#instances.instanceFor(sessionId));
+    if (!running) return undefined;
+    const { turn, translator } = running;
+    return {
+      turnId: turn.turnId,
+      ...(turn.principal ? { principalId: turn.principal.id } : {}),
+      async park(prompt) {
+        if (prompt.toolName) await translator.toolStarted(flueToolName(prompt.connection, prompt.toolName), TOOL_REPORT_WAIT_MS);
+        await translator.flushed();
+        return turn.awaitAuthorization(
+          {
+            name: prompt.connection,
+            displayName: prompt.displayName,
+            description: prompt.description,
+            attemptId: prompt.attempt.id,
+            url: prompt.attempt.startUrl,
+            expiresAt: prompt.attempt.expiresAt,
+            webhookUrl: prompt.callbackUrl,
+          },
+          prompt.attempt.outcome,
+        );
+      },
+    };
+  }
+
   /** The user's agent, plus the connections the bridge mounts for the session it serves. */
   #bridged(agent: FlueAgent): FlueAgent {
     const mount = (instanceId: string) => {
       const sessionId = this.#instances.sessionOf(instanceId);
       if (!sessionId) return;
-      for (const definition of this.#options.connections.mountable()) useMcpConnection(this.#options.mountConnection(definition.name, sessionId));
+      const scope: SessionScope = { sessionId, turn: () => this.#parkingTurn(sessionId) };
+      for (const definition of this.#options.connections.mountable()) useMcpConnection(this.#options.mountConnection(definition.name, scope));
     };
     const bridged = ((props: AgentProps) => {
       const instructions = agent(props);

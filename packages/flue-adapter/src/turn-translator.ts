@@ -35,6 +35,9 @@ export class TurnTranslator {
   #text = '';
   #reasoning = '';
   #inStep = false;
+  /** Tool calls Flue reported started and not yet finished, by Flue tool name. */
+  readonly #runningTools = new Map<string, number>();
+  readonly #toolWaiters = new Map<string, (() => void)[]>();
   /** The first failure a step reported, for the turn's own error. */
   stepError: TurnError | undefined;
 
@@ -42,6 +45,24 @@ export class TurnTranslator {
     this.#turn = turn;
     this.#modelId = modelId;
     this.#toEveName = toEveName;
+  }
+
+  /**
+   * Resolves once Flue has reported the start of a call to `flueToolName`, so that a sign-in the
+   * call runs into is reported after the call itself. Flue delivers events up to about a second
+   * late; `giveUpMs` bounds the wait should the report never come.
+   */
+  toolStarted(flueToolName: string, giveUpMs: number): Promise<void> {
+    if ((this.#runningTools.get(flueToolName) ?? 0) > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, giveUpMs);
+      const waiters = this.#toolWaiters.get(flueToolName) ?? [];
+      waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.#toolWaiters.set(flueToolName, waiters);
+    });
   }
 
   /** Resolves when everything handled so far is journaled. */
@@ -78,7 +99,13 @@ export class TurnTranslator {
       case 'turn':
         if (observation.purpose === 'agent') this.#endStep(observation);
         return;
+      case 'tool_start':
+        this.#runningTools.set(observation.toolName, (this.#runningTools.get(observation.toolName) ?? 0) + 1);
+        for (const wake of this.#toolWaiters.get(observation.toolName) ?? []) wake();
+        this.#toolWaiters.delete(observation.toolName);
+        return;
       case 'tool':
+        this.#runningTools.set(observation.toolName, Math.max(0, (this.#runningTools.get(observation.toolName) ?? 1) - 1));
         this.#toolResult(observation);
         return;
       default:

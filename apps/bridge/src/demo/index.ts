@@ -5,36 +5,65 @@ import { defineFlueConnection } from '@eve-flue/connections';
 import { createScriptedModel } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from '../config.ts';
 import { Demo } from './agent.ts';
+import {
+  DEMO_MCP_SCOPE,
+  startDemoAuthorizationServer,
+  type DemoAuthorizationServer,
+  type DemoAuthorizationServerOptions,
+} from './authorization-server.ts';
 import { createDemoMcpApp } from './mcp-server.ts';
 
 export interface DemoStack {
   config: BridgeConfig;
   mcpUrl: string;
+  authorizationServer: DemoAuthorizationServer;
+  /** Closes the MCP server and the authorization server. */
   close(): Promise<void>;
 }
 
+export interface DemoStackOptions {
+  /** Token and code lifetimes of the demo authorization server, in seconds. */
+  ttl?: DemoAuthorizationServerOptions['ttl'];
+}
+
 /**
- * The embedded demo: a Flue agent on a scripted model and a local MCP server (tool `echo`)
- * mounted as connection `demo`. Works offline; `overrides` adjust the bridge settings.
+ * The embedded demo: a Flue agent on a scripted model and a local MCP server (tools `echo`, and `whoami` behind
+ * OAuth) mounted as connection `demo`, with its own local authorization server. Works offline; `overrides` adjust
+ * the bridge settings.
  */
-export async function startDemoStack(overrides: Partial<BridgeConfig> = {}): Promise<DemoStack> {
-  const mcp = createServer(createDemoMcpApp());
+export async function startDemoStack(overrides: Partial<BridgeConfig> = {}, options: DemoStackOptions = {}): Promise<DemoStack> {
+  // The authorization server needs the MCP URL and the MCP server needs its metadata: listen first, then attach.
+  const mcp = createServer();
   mcp.listen(0, '127.0.0.1');
   await once(mcp, 'listening');
   const mcpUrl = `http://127.0.0.1:${(mcp.address() as AddressInfo).port}/mcp`;
+  const closeMcp = async () => {
+    mcp.closeAllConnections();
+    await new Promise<void>((resolve) => mcp.close(() => resolve()));
+  };
+  let authorizationServer: DemoAuthorizationServer;
+  try {
+    authorizationServer = await startDemoAuthorizationServer({ resource: mcpUrl, ...(options.ttl ? { ttl: options.ttl } : {}) });
+    mcp.on('request', createDemoMcpApp({ mcpUrl, authorizationServer }));
+  } catch (error) {
+    await closeMcp();
+    throw error;
+  }
   const model = createScriptedModel();
+  const demo = defineFlueConnection({
+    name: 'demo',
+    url: mcpUrl,
+    description: 'The demo MCP server',
+    displayName: 'Demo',
+    // No client id: the bridge discovers the authorization server from the 401 and registers itself.
+    auth: { type: 'oauth2', scopes: [DEMO_MCP_SCOPE] },
+  });
   return {
     mcpUrl,
-    config: {
-      agent: Demo,
-      providers: [model.provider],
-      modelId: model.model,
-      connections: [defineFlueConnection({ name: 'demo', url: mcpUrl, description: 'The demo MCP server', displayName: 'Demo' })],
-      ...overrides,
-    },
+    authorizationServer,
+    config: { agent: Demo, providers: [model.provider], modelId: model.model, connections: [demo], ...overrides },
     async close() {
-      mcp.closeAllConnections();
-      await new Promise<void>((resolve) => mcp.close(() => resolve()));
+      await Promise.all([closeMcp(), authorizationServer.close()]);
     },
   };
 }

@@ -47,6 +47,23 @@ export interface StepEnd {
   usage?: EveEventDataMap['step.completed']['usage'];
 }
 
+/** A sign-in a turn parks on, as Eve's `authorization.required` shows it. */
+export interface AuthorizationChallengeInput {
+  /** The connection's name. */
+  name: string;
+  displayName: string;
+  description: string;
+  attemptId: string;
+  /** The URL a person opens to sign in. */
+  url: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+  /** Where the provider sends the browser back: Eve's `webhookUrl`. */
+  webhookUrl: string;
+}
+
+export type AuthorizationResult = { outcome: 'authorized' } | { outcome: 'declined' | 'failed' | 'timed-out'; reason: string };
+
 /** An input request as a runtime asks for it; the turn assigns the id. */
 export type InputQuestion = Omit<InputRequest, 'requestId'>;
 
@@ -58,6 +75,8 @@ export interface TurnContext {
   readonly sessionId: string;
   readonly turnId: string;
   readonly sequence: number;
+  /** Who sent the message this turn answers; undefined for anonymous callers. */
+  readonly principal: Principal | undefined;
   /** Aborted when the turn is cancelled, cleared or reset. */
   readonly signal: AbortSignal;
   /** The current step's index, -1 before the first step. */
@@ -69,6 +88,12 @@ export interface TurnContext {
   failStep(error: { code: string; message: string; details?: Record<string, unknown> }): Promise<void>;
   /** Parks the turn on human input (`input.requested` + `turn.waiting`) until it is answered. */
   requestInput(questions: readonly InputQuestion[]): Promise<InputResolution[]>;
+  /**
+   * Parks the turn on a sign-in (`authorization.required` + `turn.waiting`) until `result`
+   * settles, or until the person moves on or the turn ends (then `declined`); reports the end
+   * (`authorization.granted` + `authorization.completed`) and returns it.
+   */
+  awaitAuthorization(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult>;
   /** Steering messages accepted since the last call, already on the stream as `message.received`. */
   takeSteering(): UserMessage[];
   /** Resolves when a steering message arrives (or the turn is aborted). */

@@ -9,7 +9,16 @@ import type { Principal } from '../auth/route-auth.ts';
 import type { SessionRecord } from '../journal/journal.ts';
 import { newRequestId, turnIdFor } from './ids.ts';
 import type { SessionLog } from './session-log.ts';
-import type { InputQuestion, StepEnd, StepEventData, StepEventType, TurnContext, UserMessage } from './runtime.ts';
+import type {
+  AuthorizationChallengeInput,
+  AuthorizationResult,
+  InputQuestion,
+  StepEnd,
+  StepEventData,
+  StepEventType,
+  TurnContext,
+  UserMessage,
+} from './runtime.ts';
 
 interface OpenRequest {
   request: InputRequest;
@@ -29,6 +38,10 @@ export class Turn implements TurnContext {
   readonly #abort = new AbortController();
   readonly #deliveryIds: string[];
   readonly #open = new Map<string, OpenRequest>();
+  /** Sign-ins this turn is parked on, by attempt id: each withdrawn with a reason. */
+  readonly #signIns = new Map<string, (reason: string) => void>();
+  /** Sign-ins still being reported, so the turn's end waits for their last events. */
+  readonly #parkedSignIns = new Set<Promise<AuthorizationResult>>();
   #steering: UserMessage[] = [];
   #steeringArrived: (() => void) | undefined;
   #stepIndex = -1;
@@ -66,7 +79,7 @@ export class Turn implements TurnContext {
   }
 
   get parkedOnInput(): boolean {
-    return this.#open.size > 0;
+    return this.#open.size > 0 || this.#signIns.size > 0;
   }
 
   get coordinates(): TurnCoordinates {
@@ -131,6 +144,48 @@ export class Turn implements TurnContext {
     return Promise.all(resolutions);
   }
 
+  async awaitAuthorization(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult> {
+    const parked = this.#parkOnSignIn(challenge, result);
+    this.#parkedSignIns.add(parked);
+    try {
+      return await parked;
+    } finally {
+      this.#parkedSignIns.delete(parked);
+    }
+  }
+
+  async #parkOnSignIn(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult> {
+    const common = { ...this.#stepCoordinates(), name: challenge.name, attemptId: challenge.attemptId, ...this.#principalField() };
+    const withdrawn = new Promise<AuthorizationResult>((resolve) => {
+      this.#signIns.set(challenge.attemptId, (reason) => resolve({ outcome: 'declined', reason }));
+    });
+    if (this.signal.aborted) this.#signIns.get(challenge.attemptId)!('the turn ended');
+    await this.write([
+      {
+        type: 'authorization.required',
+        data: {
+          ...common,
+          description: challenge.description,
+          authorization: { url: challenge.url, displayName: challenge.displayName, expiresAt: new Date(challenge.expiresAt).toISOString() },
+          webhookUrl: challenge.webhookUrl,
+          connection: challenge.name,
+          authUrl: challenge.url,
+        },
+      },
+      { type: 'turn.waiting', data: { ...this.coordinates, on: 'input' } },
+    ]);
+    const settled = await Promise.race([result, withdrawn]);
+    this.#signIns.delete(challenge.attemptId);
+    const completed = { ...common, ...this.#stepCoordinates(), outcome: settled.outcome, ...(settled.outcome === 'authorized' ? {} : { reason: settled.reason }) };
+    await this.write([
+      ...(settled.outcome === 'authorized'
+        ? [{ type: 'authorization.granted' as const, data: { ...common, ...this.#stepCoordinates(), connection: challenge.name } }]
+        : []),
+      { type: 'authorization.completed', data: completed },
+    ]);
+    return settled;
+  }
+
   /** Which of these responses address a request this turn has open. */
   answers(responses: readonly InputResponse[]): InputResponse[] {
     return responses.filter((r) => this.#open.has(r.requestId));
@@ -149,6 +204,7 @@ export class Turn implements TurnContext {
   /** Adds a steering message to this turn; it reaches the runtime at its next boundary. */
   async steer(message: UserMessage): Promise<void> {
     this.#deliveryIds.push(message.deliveryId);
+    this.#withdrawSignIns('the person sent another message');
     await this.#withdrawOpenRequests('ignored');
     await this.write([{ type: 'message.received', data: { ...this.coordinates, message: message.text, parts: message.parts } }]);
     this.#steering.push(message);
@@ -171,12 +227,23 @@ export class Turn implements TurnContext {
 
   abort(reason: AbortReason): void {
     if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+    this.#withdrawSignIns(`the turn was ${reason === 'shutdown' ? 'interrupted' : reason}`);
     this.#steeringArrived?.();
   }
 
-  /** Resolves every open request as `cancelled`, so no prompt outlives its turn. */
-  withdrawOpenRequests(): Promise<void> {
-    return this.#withdrawOpenRequests('cancelled');
+  #withdrawSignIns(reason: string): void {
+    for (const withdraw of [...this.#signIns.values()]) withdraw(reason);
+  }
+
+  #principalField() {
+    return this.principal ? { principalId: this.principal.id } : {};
+  }
+
+  /** Resolves every open request as `cancelled` and every sign-in as declined: no prompt outlives its turn. */
+  async withdrawOpenRequests(): Promise<void> {
+    this.#withdrawSignIns('the turn ended');
+    await Promise.allSettled([...this.#parkedSignIns]);
+    await this.#withdrawOpenRequests('cancelled');
   }
 
   async #withdrawOpenRequests(outcome: 'cancelled' | 'ignored'): Promise<void> {

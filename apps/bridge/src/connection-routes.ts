@@ -1,0 +1,40 @@
+import { Router, type Request } from 'express';
+import { principalOf, RequestError } from '@eve-flue/compat-server';
+import { subjectKey, type ConnectionRegistry, type ConnectionStatus, type SignInBroker } from '@eve-flue/connections';
+
+/** The caller's sign-in key: their principal, or for an anonymous caller the `sessionId` they name. */
+function callerSubject(request: Request): string | undefined {
+  const principal = principalOf(request);
+  const sessionId = typeof request.query.sessionId === 'string' ? request.query.sessionId : undefined;
+  if (principal) return subjectKey(principal.id, '');
+  return sessionId ? subjectKey(undefined, sessionId) : undefined;
+}
+
+/** `GET /connections`: each connection's tools and state for the caller; `DELETE …/authorization`: sign out. */
+export function connectionRoutes(connections: ConnectionRegistry, broker: SignInBroker): Router {
+  const router = Router();
+
+  router.get('/connections', async (request, response) => {
+    const subject = callerSubject(request);
+    const statuses = await Promise.all(
+      connections.status().map(async (status): Promise<ConnectionStatus> => {
+        if (status.state !== 'ready' || !broker.handles(status.name)) return status;
+        if (subject && (await broker.token(status.name, subject))) return status;
+        return { ...status, state: 'needs_sign_in', missing: [`sign in to ${status.name}: no token is held for this caller`] };
+      }),
+    );
+    response.set('cache-control', 'no-store').json({ ok: true, connections: statuses });
+  });
+
+  router.delete('/connections/:name/authorization', async (request, response) => {
+    const name = String(request.params.name);
+    if (!connections.definitions().some((d) => d.name === name)) throw new RequestError(404, 'not_found', `No connection named ${name}.`);
+    if (!broker.handles(name)) throw new RequestError(400, 'invalid_request', `Connection ${name} has no sign-in.`);
+    const subject = callerSubject(request);
+    if (!subject) throw new RequestError(400, 'invalid_request', 'Anonymous callers name the session: ?sessionId=<id>.');
+    const { signedOut, revoked } = await broker.signOut(name, subject);
+    response.json({ ok: true, status: signedOut ? 'signed_out' : 'not_signed_in', revoked });
+  });
+
+  return router;
+}

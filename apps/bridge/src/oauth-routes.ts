@@ -1,0 +1,75 @@
+import { Router, type Response } from 'express';
+import { parseCookie } from 'cookie';
+import { bindingCookieName, CALLBACK_PATH, START_PATH, type SignInBroker } from '@eve-flue/connections';
+import type { Logger } from '@eve-flue/compat-server';
+
+const PAGE_HEADERS = {
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+const RESULTS = {
+  connected: { status: 200, title: 'Connected', text: 'You are signed in. You can close this tab and go back to your app.' },
+  declined: { status: 200, title: 'Not connected', text: 'You declined the sign-in. You can close this tab.' },
+  'timed-out': { status: 200, title: 'Not connected', text: 'The sign-in took too long. Ask again from your app.' },
+  failed: { status: 200, title: 'Not connected', text: 'The sign-in could not be finished. Ask again from your app.' },
+} as const;
+
+/** A small page with no script, no external resource, and nothing from the request echoed. */
+function page(response: Response, status: number, title: string, text: string): void {
+  response
+    .status(status)
+    .set(PAGE_HEADERS)
+    .type('html')
+    .send(`<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p id="result">${text}</p></html>`);
+}
+
+const paths = (path: string) => path.replace('/eve/v1', '');
+
+/**
+ * The browser side of a sign-in: the start link binds the browser and redirects to the provider;
+ * the callback finishes the flow and redirects to a clean result page, so the code does not stay
+ * in the address bar or history.
+ */
+export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies: boolean): Router {
+  const router = Router();
+
+  router.get(`${paths(START_PATH)}/:flowId`, async (request, response) => {
+    const flowId = String(request.params.flowId);
+    const bound = await broker.bindBrowser(flowId);
+    if (!bound) return page(response, 404, 'Sign-in not found', 'This sign-in link has expired or was already used. Ask again from your app.');
+    response.cookie(bindingCookieName(flowId), bound.bindingSecret, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: secureCookies,
+      path: '/eve/v1/oauth',
+      maxAge: bound.maxAgeSeconds * 1000,
+    });
+    response.set(PAGE_HEADERS).redirect(302, bound.authorizationUrl);
+  });
+
+  router.get(paths(CALLBACK_PATH), async (request, response) => {
+    const callbackUrl = new URL(request.originalUrl, broker.redirectUri);
+    const cookies = parseCookie(request.headers.cookie ?? '');
+    const result = await broker.complete(callbackUrl, (flowId) => cookies[bindingCookieName(flowId)]);
+    if (result.kind === 'refused') {
+      logger.warn({ status: result.status }, 'refused an OAuth callback');
+      return page(response, result.status, 'Sign-in refused', result.message);
+    }
+    const flowId = (callbackUrl.searchParams.get('state') ?? '').split('.')[0]!;
+    response.clearCookie(bindingCookieName(flowId), { path: '/eve/v1/oauth' });
+    const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
+    logger.info({ connection: result.connection, outcome }, 'sign-in finished');
+    response.set(PAGE_HEADERS).redirect(303, `/eve/v1/oauth/result/${outcome}`);
+  });
+
+  router.get('/oauth/result/:outcome', (request, response) => {
+    const result = RESULTS[String(request.params.outcome) as keyof typeof RESULTS];
+    if (!result) return page(response, 404, 'Not found', 'There is nothing here.');
+    page(response, result.status, result.title, result.text);
+  });
+
+  return router;
+}

@@ -1,0 +1,32 @@
+import type { SubjectKey, TokenSet } from './types.ts';
+
+/** What an upstream 401 said about where to sign in (RFC 9728 / RFC 6750). */
+export interface UpstreamChallenge {
+  resourceMetadataUrl?: URL;
+  scope?: string;
+}
+
+/** A sign-in that could not finish, with an outcome for Eve and a reason safe to show anyone. */
+export class SignInError extends Error {
+  readonly outcome: 'declined' | 'failed' | 'timed-out';
+  constructor(outcome: 'declined' | 'failed' | 'timed-out', reason: string) {
+    super(reason);
+    this.name = 'SignInError';
+    this.outcome = outcome;
+  }
+}
+
+/** A way to get a connection's tokens: openid-client's code flow, or Vercel Connect. */
+export interface SignInBackend {
+  /** The provider URL to send the browser to, and what finishing needs (kept sealed in the flow). */
+  begin(input: { subject: SubjectKey; redirectUri: string; state: string; challenge?: UpstreamChallenge }): Promise<{
+    authorizationUrl: string;
+    data: Record<string, string>;
+  }>;
+  /** Tokens from the provider's redirect back to the bridge; throws SignInError. */
+  finish(input: { subject: SubjectKey; callbackUrl: URL; state: string; data: Record<string, string>; redirectUri: string }): Promise<TokenSet>;
+  refresh(tokens: TokenSet, redirectUri: string): Promise<TokenSet>;
+  revoke(tokens: TokenSet, redirectUri: string): Promise<void>;
+  /** A token the backend already holds for the subject (Connect keeps tokens itself). */
+  lookup?(subject: SubjectKey): Promise<TokenSet | undefined>;
+}

@@ -1,0 +1,53 @@
+/** Whose sign-in a token belongs to: `principal:<id>`, or `session:<id>` for an anonymous caller. */
+export type SubjectKey = string;
+
+export function subjectKey(principalId: string | undefined, sessionId: string): SubjectKey {
+  return principalId === undefined ? `session:${sessionId}` : `principal:${principalId}`;
+}
+
+/** What the bridge holds for one subject and connection. Never leaves the server. */
+export interface TokenSet {
+  accessToken: string;
+  tokenType: string;
+  refreshToken?: string;
+  /** Epoch milliseconds. */
+  expiresAt?: number;
+  scope?: string;
+  /** The authorization server that issued it: refreshes go back there only. */
+  issuer: string;
+  clientId: string;
+  resource?: string;
+}
+
+/** A sign-in started and not yet finished: everything the callback needs, kept server side. */
+export interface PendingFlow {
+  /** Public: appears in the start URL and as the Eve `attemptId`. */
+  id: string;
+  /** SHA-256 (base64url) of the secret half of `state`. */
+  secretHash: string;
+  /** SHA-256 (base64url) of the browser binding cookie, once the start URL was opened. */
+  bindingHash?: string;
+  connection: string;
+  subject: SubjectKey;
+  sessionId: string;
+  turnId: string;
+  principalId?: string;
+  /** Where the start route sends the browser (the provider's authorization URL). */
+  authorizationUrl: string;
+  redirectUri: string;
+  /** Backend data needed to finish: the PKCE verifier, issuer, client id, resource. */
+  backend: Record<string, string>;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** A client the bridge registered with an authorization server (RFC 7591). */
+export interface RegisteredClient {
+  clientId: string;
+  clientSecret?: string;
+  redirectUri: string;
+}
+
+export type SignInOutcome =
+  | { outcome: 'authorized' }
+  | { outcome: 'declined' | 'failed' | 'timed-out'; reason: string };
