@@ -2,10 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@eve-flue/compat-server';
-import { startBridge, startDemoStack, type BridgeConfig, type RunningBridge } from '@eve-flue/bridge';
+import { startBridge, startDemoStack, type BridgeConfig, type DemoStack, type RunningBridge } from '@eve-flue/bridge';
 
 export interface DemoBridge extends RunningBridge {
   mcpUrl: string;
+  authorizationServer: DemoStack['authorizationServer'];
 }
 
 /** The embedded demo stack (real Flue, scripted model, real MCP server) on a free port. */
@@ -16,6 +17,7 @@ export async function startDemoBridge(overrides: Partial<BridgeConfig> = {}): Pr
   return {
     ...bridge,
     mcpUrl: demo.mcpUrl,
+    authorizationServer: demo.authorizationServer,
     async close() {
       await bridge.close();
       await demo.close();

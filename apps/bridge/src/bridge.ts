@@ -12,7 +12,9 @@ import {
   OAuth2Backend,
   SignInBroker,
   SqliteAuthStore,
+  VercelConnectBackend,
   type AuthStore,
+  type FlueConnectionDefinition,
   type ConnectionStatus,
   type SignInBackend,
 } from '@eve-flue/connections';
@@ -99,7 +101,12 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   const authStore = new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
   const definitions = config.connections ?? [];
   const backends = new Map<string, SignInBackend>();
-  for (const definition of definitions) if (definition.auth) backends.set(definition.name, new OAuth2Backend(definition, authStore));
+  const setupNotes = new Map<string, string>();
+  for (const definition of definitions) {
+    const choice = signInBackend(definition, authStore, logger);
+    if (choice.backend) backends.set(definition.name, choice.backend);
+    if (choice.missing) setupNotes.set(definition.name, choice.missing);
+  }
   const broker = new SignInBroker({
     store: authStore,
     backends,
@@ -108,6 +115,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   });
 
   const connections = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition).fetch);
+  for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
 
   const runtime = await FlueRuntime.start({
@@ -139,6 +147,27 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   app.use(compat.app);
   if (config.webPage ?? mode !== 'production') app.use(webPage());
   return { app, parts: { compat, connections, broker, authStore } };
+}
+
+/**
+ * How a connection's people sign in: Vercel Connect when it names a connector and Connect is
+ * configured (a Vercel OIDC token is at hand); otherwise its own OAuth settings, if any.
+ */
+function signInBackend(
+  definition: Readonly<FlueConnectionDefinition>,
+  store: AuthStore,
+  logger: Logger,
+): { backend?: SignInBackend; missing?: string } {
+  if (definition.connector) {
+    if (process.env.VERCEL_OIDC_TOKEN || process.env.VERCEL === '1') {
+      const onUnavailable = (reason: string) => logger.warn({ connection: definition.name }, reason);
+      return { backend: new VercelConnectBackend(definition, { onUnavailable }) };
+    }
+    const reason = 'Vercel Connect is not configured: no Vercel OIDC token (set VERCEL_OIDC_TOKEN, e.g. with `vercel env pull`)';
+    logger.warn({ connection: definition.name, fallback: definition.auth ? 'oauth2' : 'none' }, reason);
+    if (!definition.auth) return { missing: reason };
+  }
+  return definition.auth ? { backend: new OAuth2Backend(definition, store) } : {};
 }
 
 function logConnections(logger: Logger, statuses: ConnectionStatus[]): void {

@@ -82,6 +82,24 @@ export function defineFlueConnection(definition: FlueConnectionDefinition): Read
   });
 }
 
+/** A Vercel Connect connector UID: `<service>/<name>`, e.g. `linear/my-agent`. */
+const CONNECTOR_UID = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * A connection whose tokens come from Vercel Connect: `connector` is the connector UID
+ * (`vercel connect create <service> --name <name>`, then `vercel connect attach <uid>`).
+ */
+export function defineFlueConnectionWithConnect(
+  definition: FlueConnectionDefinition & { connector: string },
+): Readonly<FlueConnectionDefinition & { connector: string }> {
+  if (typeof definition !== 'object' || definition === null) throw new ConnectionDefinitionError('[eve-flue] a connection definition must be an object');
+  if (typeof definition.connector !== 'string' || !CONNECTOR_UID.test(definition.connector)) {
+    const where = `connection "${typeof definition.name === 'string' ? definition.name : '?'}"`;
+    throw new ConnectionDefinitionError(`[eve-flue] ${where}: \`connector\` must be a Vercel Connect connector UID of the form \`<service>/<name>\` (e.g. "linear/my-agent")`);
+  }
+  return defineFlueConnection(definition) as Readonly<FlueConnectionDefinition & { connector: string }>;
+}
+
 function checkOAuth(auth: OAuth2Settings, fail: (field: string, problem: string) => never): void {
   if (typeof auth !== 'object' || auth === null) fail('auth', 'must be an object');
   for (const key of Object.keys(auth)) if (!OAUTH_KEYS.has(key)) fail(`auth.${key}`, 'is not an OAuth setting');

@@ -18,6 +18,8 @@ interface Entry {
   listed?: ListedTool[];
   state: ConnectionState;
   missing: string[];
+  /** Setup the operator still owes (e.g. a sign-in backend that is not configured). */
+  setup?: string;
 }
 
 /**
@@ -87,6 +89,12 @@ export class ConnectionRegistry {
     entry.missing = [`the server is unavailable: ${reason}`];
   }
 
+  /** Records setup a connection lacks before anyone can sign in to it; it stays until restart. */
+  requireSetup(name: string, missing: string): void {
+    const entry = this.#entries.get(name);
+    if (entry) entry.setup = missing;
+  }
+
   markNeedsSignIn(name: string, missing: string): void {
     const entry = this.#entries.get(name);
     if (!entry) return;
@@ -97,9 +105,9 @@ export class ConnectionRegistry {
   status(): ConnectionStatus[] {
     return [...this.#entries.values()].map((entry) => ({
       name: entry.definition.name,
-      state: entry.state,
+      state: entry.setup && entry.state === 'ready' ? 'needs_sign_in' : entry.state,
       tools: this.#toolsOf(entry).map((tool) => this.#names.toEve(tool.flueName)),
-      missing: [...entry.missing],
+      missing: [...entry.missing, ...(entry.setup ? [entry.setup] : [])],
     }));
   }
 

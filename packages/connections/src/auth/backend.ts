@@ -16,6 +16,12 @@ export class SignInError extends Error {
   }
 }
 
+/** Whose tokens, and the redirect URI the bridge's client was registered with. */
+export interface TokenContext {
+  subject: SubjectKey;
+  redirectUri: string;
+}
+
 /** A way to get a connection's tokens: openid-client's code flow, or Vercel Connect. */
 export interface SignInBackend {
   /** The provider URL to send the browser to, and what finishing needs (kept sealed in the flow). */
@@ -25,8 +31,14 @@ export interface SignInBackend {
   }>;
   /** Tokens from the provider's redirect back to the bridge; throws SignInError. */
   finish(input: { subject: SubjectKey; callbackUrl: URL; state: string; data: Record<string, string>; redirectUri: string }): Promise<TokenSet>;
-  refresh(tokens: TokenSet, redirectUri: string): Promise<TokenSet>;
-  revoke(tokens: TokenSet, redirectUri: string): Promise<void>;
+  refresh(tokens: TokenSet, context: TokenContext): Promise<TokenSet>;
+  revoke(tokens: TokenSet, context: TokenContext): Promise<void>;
+  /**
+   * Whether the provider's redirect back carries an OAuth `code` the broker must see. `false` for
+   * Vercel Connect, which does the code exchange itself and returns only the bridge's `state`.
+   * Default `true`.
+   */
+  readonly requiresCode?: boolean;
   /** A token the backend already holds for the subject (Connect keeps tokens itself). */
   lookup?(subject: SubjectKey): Promise<TokenSet | undefined>;
 }

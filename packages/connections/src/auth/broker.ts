@@ -173,7 +173,8 @@ export class SignInBroker {
       return { kind: 'refused', status: 400, message: 'This sign-in has expired. Ask again from your app.' };
     }
     const error = callbackUrl.searchParams.get('error');
-    if (!error && !callbackUrl.searchParams.get('code')) return { kind: 'refused', status: 400, message: 'The provider sent no authorization code.' };
+    const needsCode = this.#backend(flow.connection).requiresCode !== false;
+    if (needsCode && !error && !callbackUrl.searchParams.get('code')) return { kind: 'refused', status: 400, message: 'The provider sent no authorization code.' };
     // Single use: whoever takes the flow first finishes it; a replay finds nothing.
     const taken = await this.#store.takeFlow(flowId);
     if (!taken) return { kind: 'refused', status: 400, message: 'This sign-in link is not valid.' };
@@ -197,7 +198,7 @@ export class SignInBroker {
     if (!tokens) return { signedOut: false, revoked: false };
     await this.#store.deleteToken(subject, connection);
     try {
-      await this.#backend(connection).revoke(tokens, this.redirectUri);
+      await this.#backend(connection).revoke(tokens, { subject, redirectUri: this.redirectUri });
       return { signedOut: true, revoked: true };
     } catch {
       return { signedOut: true, revoked: false };
@@ -222,12 +223,14 @@ export class SignInBroker {
   }
 
   async #refresh(connection: string, subject: SubjectKey, tokens: TokenSet): Promise<TokenSet | undefined> {
-    if (!tokens.refreshToken) {
+    const backend = this.#backend(connection);
+    // A backend that holds tokens itself (Connect) refreshes without a refresh token here.
+    if (!tokens.refreshToken && !backend.lookup) {
       await this.#store.deleteToken(subject, connection);
       return undefined;
     }
     try {
-      const refreshed = await this.#backend(connection).refresh(tokens, this.redirectUri);
+      const refreshed = await backend.refresh(tokens, { subject, redirectUri: this.redirectUri });
       await this.#store.putToken(subject, connection, refreshed);
       return refreshed;
     } catch {

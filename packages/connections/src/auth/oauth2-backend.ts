@@ -1,7 +1,7 @@
 import * as oauth from 'openid-client';
 import { discoverAuthorizationServerMetadata, discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FlueConnectionDefinition, OAuth2Settings } from '../definition.ts';
-import type { SignInBackend, UpstreamChallenge } from './backend.ts';
+import type { SignInBackend, TokenContext, UpstreamChallenge } from './backend.ts';
 import { SignInError } from './backend.ts';
 import type { AuthStore } from './store.ts';
 import type { TokenSet } from './types.ts';
@@ -78,7 +78,7 @@ export class OAuth2Backend implements SignInBackend {
     }
   }
 
-  async refresh(tokens: TokenSet, redirectUri: string): Promise<TokenSet> {
+  async refresh(tokens: TokenSet, { redirectUri }: TokenContext): Promise<TokenSet> {
     if (!tokens.refreshToken) throw new SignInError('failed', 'no refresh token');
     const configuration = await this.#configurationFor(tokens.issuer, tokens.clientId, redirectUri);
     try {
@@ -90,7 +90,7 @@ export class OAuth2Backend implements SignInBackend {
     }
   }
 
-  async revoke(tokens: TokenSet, redirectUri: string): Promise<void> {
+  async revoke(tokens: TokenSet, { redirectUri }: TokenContext): Promise<void> {
     const configuration = await this.#configurationFor(tokens.issuer, tokens.clientId, redirectUri);
     if (!configuration.serverMetadata().revocation_endpoint) return;
     await oauth.tokenRevocation(configuration, tokens.refreshToken ?? tokens.accessToken, {
@@ -203,6 +203,10 @@ function describeOAuthError(error: unknown): SignInError {
   }
   if (error instanceof oauth.ResponseBodyError) return new SignInError('failed', `the token endpoint answered ${error.error} (HTTP ${error.status})`);
   if (error instanceof SignInError) return error;
-  if (error instanceof oauth.ClientError) return new SignInError('failed', `the provider's response was refused (${error.code ?? 'invalid response'})`);
+  if (error instanceof oauth.ClientError) {
+    const status = (error.cause as { status?: unknown } | undefined)?.status;
+    const answered = typeof status === 'number' ? ` (HTTP ${status})` : '';
+    return new SignInError('failed', `the provider's response was not usable${answered}: ${error.code ?? 'invalid response'}`);
+  }
   return new SignInError('failed', 'the token exchange failed');
 }
