@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '@eve-flue/compat-server';
+import { silentLogger, type Logger } from '@eve-flue/compat-server';
 import { startBridge, startDemoStack, type BridgeConfig, type DemoStack, type RunningBridge } from '@eve-flue/bridge';
 
 export interface DemoBridge extends RunningBridge {
@@ -10,10 +10,14 @@ export interface DemoBridge extends RunningBridge {
 }
 
 /** The embedded demo stack (real Flue, scripted model, real MCP server) on a free port. */
-export async function startDemoBridge(overrides: Partial<BridgeConfig> = {}): Promise<DemoBridge> {
+export async function startDemoBridge(
+  overrides: Partial<BridgeConfig> | ((demo: DemoStack) => Partial<BridgeConfig> | Promise<Partial<BridgeConfig>>) = {},
+  logger: Logger = silentLogger,
+): Promise<DemoBridge> {
   const dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-demo-'));
-  const demo = await startDemoStack({ dataDir, port: 0, mode: 'development', ...overrides });
-  const bridge = await startBridge(demo.config, { logger: silentLogger });
+  const demo = await startDemoStack({ dataDir, port: 0, mode: 'development' });
+  const config = { ...demo.config, ...(typeof overrides === 'function' ? await overrides(demo) : overrides) };
+  const bridge = await startBridge(config, { logger });
   return {
     ...bridge,
     mcpUrl: demo.mcpUrl,

@@ -47,7 +47,8 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
       path: '/eve/v1/oauth',
       maxAge: bound.maxAgeSeconds * 1000,
     });
-    response.set(PAGE_HEADERS).redirect(302, bound.authorizationUrl);
+    // No body: express would echo the URL (and its state) into one.
+    response.status(302).set(PAGE_HEADERS).location(bound.authorizationUrl).end();
   });
 
   router.get(paths(CALLBACK_PATH), async (request, response) => {
@@ -62,7 +63,7 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
     response.clearCookie(bindingCookieName(flowId), { path: '/eve/v1/oauth' });
     const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
     logger.info({ connection: result.connection, outcome }, 'sign-in finished');
-    response.set(PAGE_HEADERS).redirect(303, `/eve/v1/oauth/result/${outcome}`);
+    response.status(303).set(PAGE_HEADERS).location(`/eve/v1/oauth/result/${outcome}`).end();
   });
 
   router.get('/oauth/result/:outcome', (request, response) => {
