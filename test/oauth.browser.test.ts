@@ -72,3 +72,29 @@ test('a person who denies gets a declined sign-in, and the model a tool error it
   expect(result.message).toMatch(/^Tool connection__demo__whoami returned: Demo is not connected \(declined/);
   expect(result.status).toBe('waiting');
 });
+
+test('the caller sees each connection’s state, and can sign out', async () => {
+  const { session, result } = await sendAndSignIn(WHOAMI, 'Approve');
+  expect(result.message).toBe('Tool connection__demo__whoami returned: demo-user');
+  const sessionId = session.state.sessionId;
+  const status = async (query = `?sessionId=${sessionId}`) =>
+    ((await (await fetch(`${bridge.url}/eve/v1/connections${query}`)).json()) as { connections: { name: string; state: string; tools: string[]; missing: string[] }[] }).connections;
+  expect(await status()).toEqual([
+    { name: 'demo', state: 'ready', tools: ['connection__demo__echo', 'connection__demo__whoami'], missing: [] },
+  ]);
+  expect((await status(''))[0]).toMatchObject({ state: 'needs_sign_in', missing: [expect.stringMatching(/^sign in to demo/)] });
+
+  const signOut = await fetch(`${bridge.url}/eve/v1/connections/demo/authorization?sessionId=${sessionId}`, { method: 'DELETE' });
+  expect(await signOut.json()).toEqual({ ok: true, status: 'signed_out', revoked: true });
+  expect((await status())[0]!.state).toBe('needs_sign_in');
+  const unknown = await fetch(`${bridge.url}/eve/v1/connections/nope/authorization`, { method: 'DELETE' });
+  expect(unknown.status).toBe(404);
+  expect(await unknown.json()).toMatchObject({ ok: false, code: 'not_found' });
+
+  // Signed out: the next call asks again.
+  const next = await session.send(WHOAMI);
+  const asked = await readUntil(session.stream(), (e) => e.type === 'authorization.required');
+  expect(asked.at(-1)?.type).toBe('authorization.required');
+  await session.cancel();
+  await next.result();
+});

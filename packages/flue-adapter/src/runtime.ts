@@ -5,6 +5,7 @@ import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnCont
 import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { InstanceDirectory } from './instance-directory.ts';
 import { TurnError, TurnTranslator } from './turn-translator.ts';
+import { TurnRun, type Settlement } from './turn-run.ts';
 
 /** A Flue agent function: the same function you would hand to Flue's own `start()`. */
 export type FlueAgent = AgentFunction<AgentProps> & { agentName?: string };
@@ -24,20 +25,9 @@ export interface FlueRuntimeOptions {
   logger: Logger;
 }
 
-interface Settlement {
-  outcome: 'completed' | 'failed' | 'aborted';
-  message?: string;
-}
-
-/** The Flue side of one running Eve turn. */
-interface RunningTurn {
-  turn: TurnContext;
-  translator: TurnTranslator;
-  settled: Map<string, Settlement>;
-  waiters: Map<string, (settlement: Settlement) => void>;
-}
-
 const UNAVAILABLE = /^MCP server "(.+)" is unavailable/;
+/** Longest wait, when stopping, for Flue submissions to settle. */
+const SETTLE_ON_CLOSE_MS = 10_000;
 /** Longest wait for Flue to report a tool call before its sign-in is reported anyway. */
 const TOOL_REPORT_WAIT_MS = 3_000;
 
@@ -49,12 +39,19 @@ export class FlueRuntime implements AgentRuntime {
   readonly #options: FlueRuntimeOptions;
   readonly #agent: FlueAgent;
   readonly #instances: InstanceDirectory;
-  readonly #running = new Map<string, RunningTurn>();
+  /** The running turn of each instance, which claims the submissions it dispatches. */
+  readonly #running = new Map<string, TurnRun>();
+  /** Which turn dispatched each unsettled submission: its events go there even after a newer turn starts. */
+  readonly #owners = new Map<string, TurnRun>();
+  /** Turns whose Flue submissions have not all settled yet: stopping waits for them. */
+  readonly #unsettled = new Set<Promise<void>>();
   #stopFlue: (() => Promise<void>) | undefined;
   #unobserve: (() => void) | undefined;
   #modelId: string;
   #modelProvider = 'external';
   #seenTools: string[] | undefined;
+  /** Abort requests still being recorded by Flue: stopping waits for them. */
+  readonly #aborting = new Set<Promise<void>>();
 
   private constructor(options: FlueRuntimeOptions) {
     this.#options = options;
@@ -94,23 +91,30 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   async runTurn(turn: TurnContext, message: UserMessage): Promise<void> {
+    const run = this.#runTurn(turn, message);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#unsettled.add(settled);
+    void settled.finally(() => this.#unsettled.delete(settled));
+    return run;
+  }
+
+  async #runTurn(turn: TurnContext, message: UserMessage): Promise<void> {
     const instanceId = this.#instances.instanceFor(turn.sessionId);
     const handle = init(this.#agent, { id: instanceId });
     const names = this.#options.connections.names;
-    const running: RunningTurn = {
-      turn,
-      translator: new TurnTranslator(turn, this.#modelId, (name) => names.toEve(name)),
-      settled: new Map(),
-      waiters: new Map(),
-    };
-    this.#running.set(instanceId, running);
-    const abort = () => void handle.abort().catch((error: unknown) => this.#options.logger.warn({ err: error }, 'Flue abort failed'));
+    const run = new TurnRun(turn, new TurnTranslator(turn, this.#modelId, (name) => names.toEve(name)));
+    this.#running.set(instanceId, run);
+    const abort = () => void this.#abort(instanceId);
     turn.signal.addEventListener('abort', abort, { once: true });
     try {
       const settlements: Promise<Settlement>[] = [];
       const deliver = async (m: UserMessage) => {
-        const receipt = await handle.dispatch({ message: m.text, idempotencyKey: m.deliveryId });
-        settlements.push(this.#settlement(running, receipt.submissionId));
+        const { submissionId } = await handle.dispatch({ message: m.text, idempotencyKey: m.deliveryId });
+        this.#owners.set(submissionId, run);
+        settlements.push(run.claim(submissionId).finally(() => this.#owners.delete(submissionId)));
       };
       await deliver(message);
       // Steering messages are dispatched to the busy instance: Flue joins them to the live
@@ -127,13 +131,13 @@ export class FlueRuntime implements AgentRuntime {
         if (settlements.length === count) break;
       }
       const outcomes = await Promise.all(settlements);
-      await running.translator.flushed();
+      await run.translator.flushed();
       const failed = outcomes.find((s) => s.outcome === 'failed');
-      if (failed) throw running.translator.stepError ?? new TurnError('AGENT_FAILED', failed.message ?? 'The agent failed.');
+      if (failed) throw run.translator.stepError ?? new TurnError('AGENT_FAILED', failed.message ?? 'The agent failed.');
       if (!turn.signal.aborted && outcomes.some((s) => s.outcome === 'aborted')) throw new TurnError('AGENT_ABORTED', 'The agent run was aborted.');
     } finally {
       turn.signal.removeEventListener('abort', abort);
-      this.#running.delete(instanceId);
+      if (this.#running.get(instanceId) === run) this.#running.delete(instanceId);
     }
   }
 
@@ -148,16 +152,30 @@ export class FlueRuntime implements AgentRuntime {
     );
   }
 
+  /** Flue would otherwise recover the interrupted submission and run it again, unasked. */
+  async abandonTurn(sessionId: string): Promise<void> {
+    await this.#abort(this.#instances.instanceFor(sessionId));
+  }
+
+  /**
+   * Stops Flue once every turn's submissions have settled (cancelled turns abort theirs): Flue
+   * would otherwise leave an unsettled submission leased, and replay it after a restart.
+   */
   async close(): Promise<void> {
+    await Promise.all(this.#aborting);
+    await Promise.race([Promise.all(this.#unsettled), new Promise((resolve) => setTimeout(resolve, SETTLE_ON_CLOSE_MS).unref())]);
     this.#unobserve?.();
     await this.#stopFlue?.();
     this.#instances.close();
   }
 
-  #settlement(running: RunningTurn, submissionId: string): Promise<Settlement> {
-    const known = running.settled.get(submissionId);
-    if (known) return Promise.resolve(known);
-    return new Promise((resolve) => running.waiters.set(submissionId, resolve));
+  #abort(instanceId: string): Promise<void> {
+    const aborting = init(this.#agent, { id: instanceId })
+      .abort()
+      .catch((error: unknown) => this.#options.logger.warn({ err: error, instanceId }, 'Flue abort failed'))
+      .finally(() => this.#aborting.delete(aborting));
+    this.#aborting.add(aborting);
+    return aborting;
   }
 
   #observe(observation: FlueObservation): void {
@@ -171,22 +189,16 @@ export class FlueRuntime implements AgentRuntime {
       this.#modelProvider = observation.request.providerId;
       this.#seenTools = observation.request.input.tools?.map((tool) => tool.name);
     }
-    const running = observation.instanceId === undefined ? undefined : this.#running.get(observation.instanceId);
-    if (!running) return;
-    if (observation.type === 'submission_settled') {
-      const settlement: Settlement = { outcome: observation.outcome, ...(observation.error ? { message: observation.error.message } : {}) };
-      running.settled.set(observation.submissionId, settlement);
-      running.waiters.get(observation.submissionId)?.(settlement);
-      return;
-    }
-    running.translator.handle(observation);
+    const submissionId = (observation as { submissionId?: string }).submissionId;
+    const owner = submissionId === undefined ? undefined : this.#owners.get(submissionId);
+    (owner ?? (observation.instanceId === undefined ? undefined : this.#running.get(observation.instanceId)))?.observe(observation);
   }
 
   /** The running turn of a session, as its connections see it: who calls, and how to park. */
   #parkingTurn(sessionId: string): ParkingTurn | undefined {
-    const running = this.#running.get(this.#instances.instanceFor(sessionId));
-    if (!running) return undefined;
-    const { turn, translator } = running;
+    const run = this.#running.get(this.#instances.instanceFor(sessionId));
+    if (!run) return undefined;
+    const { turn, translator } = run;
     return {
       turnId: turn.turnId,
       ...(turn.principal ? { principalId: turn.principal.id } : {}),

@@ -81,6 +81,7 @@ export class SessionManager {
         ],
         { deliveryIds: active.deliveryIds, record: settled },
       );
+      await this.#runtime.abandonTurn?.(record.id);
       this.#logger.warn({ sessionId: record.id, turnId: active.turnId }, 'ended a turn interrupted by a restart');
     }
     return interrupted.length;

@@ -136,5 +136,7 @@ export interface AgentRuntime {
   compactContext(sessionId: string): Promise<CompactionResult>;
   /** The session was reset or expired: drop what the runtime holds for it. */
   endSession?(sessionId: string): Promise<void>;
+  /** A turn of this session was running when the last process stopped: stop anything left of it. */
+  abandonTurn?(sessionId: string): Promise<void>;
   close?(): Promise<void>;
 }

@@ -38,8 +38,8 @@ export class Turn implements TurnContext {
   readonly #abort = new AbortController();
   readonly #deliveryIds: string[];
   readonly #open = new Map<string, OpenRequest>();
-  /** Sign-ins this turn is parked on, by attempt id: each withdrawn with a reason. */
-  readonly #signIns = new Map<string, (reason: string) => void>();
+  /** Sign-ins this turn is parked on, by attempt id: each withdrawn with an outcome. */
+  readonly #signIns = new Map<string, (outcome: AuthorizationResult) => void>();
   /** Sign-ins still being reported, so the turn's end waits for their last events. */
   readonly #parkedSignIns = new Set<Promise<AuthorizationResult>>();
   #steering: UserMessage[] = [];
@@ -156,10 +156,8 @@ export class Turn implements TurnContext {
 
   async #parkOnSignIn(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult> {
     const common = { ...this.#stepCoordinates(), name: challenge.name, attemptId: challenge.attemptId, ...this.#principalField() };
-    const withdrawn = new Promise<AuthorizationResult>((resolve) => {
-      this.#signIns.set(challenge.attemptId, (reason) => resolve({ outcome: 'declined', reason }));
-    });
-    if (this.signal.aborted) this.#signIns.get(challenge.attemptId)!('the turn ended');
+    const withdrawn = new Promise<AuthorizationResult>((resolve) => this.#signIns.set(challenge.attemptId, resolve));
+    if (this.signal.aborted) this.#signIns.get(challenge.attemptId)!({ outcome: 'declined', reason: 'the turn ended' });
     await this.write([
       {
         type: 'authorization.required',
@@ -204,7 +202,7 @@ export class Turn implements TurnContext {
   /** Adds a steering message to this turn; it reaches the runtime at its next boundary. */
   async steer(message: UserMessage): Promise<void> {
     this.#deliveryIds.push(message.deliveryId);
-    this.#withdrawSignIns('the person sent another message');
+    this.#withdrawSignIns({ outcome: 'declined', reason: 'the person sent another message' });
     await this.#withdrawOpenRequests('ignored');
     await this.write([{ type: 'message.received', data: { ...this.coordinates, message: message.text, parts: message.parts } }]);
     this.#steering.push(message);
@@ -227,12 +225,15 @@ export class Turn implements TurnContext {
 
   abort(reason: AbortReason): void {
     if (!this.#abort.signal.aborted) this.#abort.abort(reason);
-    this.#withdrawSignIns(`the turn was ${reason === 'shutdown' ? 'interrupted' : reason}`);
+    // A bridge that stops has not declined anything: the sign-in may still finish after a restart.
+    this.#withdrawSignIns(
+      reason === 'shutdown' ? { outcome: 'failed', reason: 'the bridge stopped' } : { outcome: 'declined', reason: `the turn was ${reason}` },
+    );
     this.#steeringArrived?.();
   }
 
-  #withdrawSignIns(reason: string): void {
-    for (const withdraw of [...this.#signIns.values()]) withdraw(reason);
+  #withdrawSignIns(outcome: AuthorizationResult): void {
+    for (const withdraw of [...this.#signIns.values()]) withdraw(outcome);
   }
 
   #principalField() {
@@ -241,7 +242,7 @@ export class Turn implements TurnContext {
 
   /** Resolves every open request as `cancelled` and every sign-in as declined: no prompt outlives its turn. */
   async withdrawOpenRequests(): Promise<void> {
-    this.#withdrawSignIns('the turn ended');
+    this.#withdrawSignIns({ outcome: 'declined', reason: 'the turn ended' });
     await Promise.allSettled([...this.#parkedSignIns]);
     await this.#withdrawOpenRequests('cancelled');
   }

@@ -76,9 +76,9 @@ export function createConnectionAuthorizer(
       if (outcome.outcome === 'authorized') {
         const token = await broker.token(definition.name, subject());
         if (token) return { retryWith: token };
-      } else {
-        await broker.cancel(attempt.id, outcome);
       }
+      // Declined here (the person moved on, the turn was cancelled): the link must stop working.
+      if (outcome.outcome === 'declined') await broker.cancel(attempt.id, outcome);
       const reason = outcome.outcome === 'authorized' ? 'no token was stored' : `${outcome.outcome}: ${outcome.reason}`;
       if (!call || call.method !== 'tools/call') return { answer: response };
       return { answer: toolError(call, `${displayName} is not connected (${reason}). The person can sign in and ask again.`) };
