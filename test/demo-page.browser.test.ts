@@ -44,3 +44,17 @@ test('the demo page cancels a running turn', async () => {
   await page.locator('#status[data-state="idle"]').waitFor();
   await page.close();
 });
+
+test('the demo page shows a sign-in link; approving it in the new tab resumes the turn on the page', async () => {
+  const page = await browser.newPage();
+  await page.goto(bridge.url);
+  await page.fill('#message', '/tool connection__demo__whoami {}');
+  await page.click('#send');
+  const link = page.locator('[data-sign-in="demo"]');
+  await link.waitFor();
+  const [popup] = await Promise.all([page.waitForEvent('popup'), link.click()]);
+  await Promise.all([popup.waitForURL(/\/oauth\/result\/connected/), popup.getByRole('button', { name: 'Approve', exact: true }).click()]);
+  await page.locator('[data-authorization-outcome="authorized"]').waitFor();
+  await page.locator('[data-event-type="message.completed"]', { hasText: 'Tool connection__demo__whoami returned: demo-user' }).waitFor();
+  await page.close();
+});
