@@ -12,11 +12,13 @@ export async function startCompatBridge(options: Partial<CompatServerOptions> = 
   const runtime = options.runtime ?? new ScriptedRuntime();
   const compat = await createCompatServer({ journal: new MemoryJournal(), mode: 'development', ...options, runtime });
   const listening = await listen(compat.app);
+  listening.server.on('upgrade', compat.handleUpgrade);
   return {
     ...listening,
     compat,
     runtime,
     async close() {
+      await compat.closeWebSockets();
       await listening.close();
       await compat.close();
     },

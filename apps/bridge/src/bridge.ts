@@ -64,12 +64,14 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   try {
     const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
     handler = ready.app;
+    server.on('upgrade', ready.parts.compat.handleUpgrade);
     return {
       url,
       publicUrl,
       server,
       ...ready.parts,
       async close() {
+        await ready.parts.compat.closeWebSockets();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await ready.parts.compat.close();

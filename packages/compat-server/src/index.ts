@@ -26,4 +26,16 @@ export type {
 } from './session/runtime.ts';
 export type { SessionManager, TurnPolicy } from './session/manager.ts';
 export type { UploadPolicy } from './http/message.ts';
-export type { StreamTimings } from './stream/ndjson-stream.ts';
+export type { StreamPlan, StreamTimings } from './stream/ndjson-stream.ts';
+export {
+  BEARER_PROTOCOL_PREFIX,
+  DEFAULT_WEBSOCKET_LIMITS,
+  resolveStreamPlan,
+  SLOW_READER_CLOSE_CODE,
+  TAIL_INDEX_CONTROL,
+  WEBSOCKET_PROTOCOL,
+} from './stream/websocket.ts';
+export type { WebSocketStreamLimits } from './stream/websocket.ts';
+export { RedisJournal } from './journal/redis.ts';
+export type { RedisJournalOptions } from './journal/redis.ts';
+export { StoreUnavailableError } from './journal/errors.ts';

@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import cors, { type CorsOptions } from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-flue/eve-protocol';
@@ -14,6 +16,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { SessionManager } from './session/manager.ts';
 import type { AgentRuntime } from './session/runtime.ts';
 import type { StreamTimings } from './stream/ndjson-stream.ts';
+import { DEFAULT_WEBSOCKET_LIMITS, webSocketStreams, type WebSocketStreamLimits } from './stream/websocket.ts';
 
 export type Mode = 'development' | 'production';
 
@@ -33,7 +36,14 @@ export interface CompatServerOptions {
   workflowId?: string;
   logger?: Logger;
   uploads?: Partial<UploadPolicy>;
-  stream?: Partial<StreamTimings>;
+  /**
+   * Stream timings and limits: `heartbeatMs` (default 10 s; NDJSON heartbeat lines and WebSocket
+   * pings), `leaseMs` (default 60 s; leased NDJSON responses), `maxBufferedBytes` (default 1 MiB;
+   * what a WebSocket stream queues for one reader before waiting for it) and `slowReaderGraceMs`
+   * (default 5 s; how long a WebSocket reader over that gets to drain before it is closed with
+   * 4008 and told where to resume).
+   */
+  stream?: Partial<StreamTimings & WebSocketStreamLimits>;
   /** How long an ended session's stream stays readable. Default: 7 days. */
   retentionMs?: number;
   /** Milliseconds since the epoch; replaceable so that retention can be tested without waiting. */
@@ -49,6 +59,17 @@ export interface CompatServer {
   app: Express;
   manager: SessionManager;
   journal: Journal;
+  /**
+   * The http server's `'upgrade'` listener: serves `GET /eve/v1/session/:sessionId/ws` (the session
+   * stream over a WebSocket) and answers any other upgrade with a plain 404.
+   * Wire it with `server.on('upgrade', compat.handleUpgrade)`.
+   */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /**
+   * Closes every WebSocket stream (1001) and refuses new ones. An http server's `close()` waits
+   * for upgraded sockets, so call this before it. `close()` calls it too.
+   */
+  closeWebSockets(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,7 +93,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
-  const stream: StreamTimings = { heartbeatMs: 10_000, leaseMs: 60_000, ...options.stream };
+  const stream: StreamTimings & WebSocketStreamLimits = { heartbeatMs: 10_000, leaseMs: 60_000, ...DEFAULT_WEBSOCKET_LIMITS, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
   const manager = new SessionManager({ journal, runtime: options.runtime, logger, retentionMs, ...(options.clock ? { now: options.clock } : {}) });
   const recovered = await manager.recoverInterruptedTurns();
@@ -107,12 +128,17 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
+  const webSockets = webSocketStreams({ manager, journal, auth: options.auth, logger, timings: stream, cors: options.cors });
+
   return {
     app,
     manager,
     journal,
+    handleUpgrade: webSockets.handleUpgrade,
+    closeWebSockets: () => webSockets.close(),
     async close() {
       clearInterval(sweep);
+      await webSockets.close();
       await manager.close();
       await options.runtime.close?.();
       await journal.close();

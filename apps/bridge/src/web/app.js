@@ -3,17 +3,26 @@
  *
  * - The first message creates a session (`POST /session`); later ones are follow-ups
  *   (`POST /session/:id`), which steer a running turn.
- * - One follow stream per session (`GET /session/:id/stream`, NDJSON, leased with
- *   `streamControlVersion=1`): when a response ends, it reconnects from the cursor (events seen)
- *   unless the session ended.
+ * - One follow stream per session, over a WebSocket (`GET /session/:id/ws`, subprotocol `eve.v1`,
+ *   one event per text frame): when it closes (a restart, or 4008 for a reader that fell behind),
+ *   it reconnects from the cursor (events seen) unless the session ended. Only when the WebSocket
+ *   cannot be opened does it read one NDJSON response (`GET /session/:id/stream`, leased with
+ *   `streamControlVersion=1`) instead, then tries the WebSocket again.
  * - Every event is rendered from the stream, in order, with `textContent` only: event text is untrusted.
  * - `#token=<value>` in the address gives a bearer token for every request; the fragment is then removed.
+ *   A WebSocket cannot carry headers: the token goes as a `bearer.<token>` subprotocol (never echoed
+ *   back), or as `access_token` when it is not a valid protocol name.
  */
 
 const API_BASE = '/eve/v1';
 const TERMINAL_EVENTS = new Set(['session.completed', 'session.failed']);
 /** The server sends a heartbeat at least every 10 s; a silent connection this long is dead. */
 const STREAM_IDLE_TIMEOUT_MS = 30_000;
+const WEBSOCKET_PROTOCOL = 'eve.v1';
+/** The server closes a reader that fell too far behind with this code; resume from the cursor. */
+const SLOW_READER_CLOSE_CODE = 4008;
+/** RFC 6455 subprotocols are HTTP tokens; other tokens go in the query. */
+const PROTOCOL_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 const ui = {
   transcript: document.getElementById('transcript'),
@@ -71,9 +80,24 @@ const sessionPath = (id, suffix = '') => `/session/${encodeURIComponent(id)}${su
 
 async function followStream(current) {
   let retryDelayMs = 500;
+  let tryWebSocket = typeof WebSocket === 'function';
   while (!current.stop.signal.aborted && !TERMINAL_EVENTS.has(current.lastEvent?.type)) {
     try {
+      if (tryWebSocket) {
+        const { opened, code, reason } = await readWebSocketOnce(current);
+        if (!opened) {
+          tryWebSocket = false; // read one NDJSON response instead (it also reports why, e.g. a 401)
+          continue;
+        }
+        retryDelayMs = 500;
+        if (current.stop.signal.aborted || TERMINAL_EVENTS.has(current.lastEvent?.type)) return;
+        if (code === SLOW_READER_CLOSE_CODE) continue; // resume from the cursor at once
+        if (code !== 1000) throw new Error(reason || `the connection closed (${code})`);
+        await sleep(250);
+        continue;
+      }
       const leaseEnded = await readStreamOnce(current);
+      tryWebSocket = typeof WebSocket === 'function';
       retryDelayMs = 500;
       if (!leaseEnded) await sleep(250);
     } catch (error) {
@@ -82,8 +106,48 @@ async function followStream(current) {
       setStatus('reconnecting', `Reconnecting… (${error.message})`);
       await sleep(retryDelayMs);
       retryDelayMs = Math.min(retryDelayMs * 2, 10_000);
+      tryWebSocket = typeof WebSocket === 'function';
     }
   }
+}
+
+/**
+ * Follows the stream over one WebSocket from the cursor until it closes. Resolves with whether it
+ * opened, and the close code and reason. Frames are event lines; `$eve` control frames are skipped.
+ */
+function readWebSocketOnce(current) {
+  return new Promise((resolve) => {
+    const url = new URL(API_BASE + sessionPath(current.id, '/ws'), location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    url.searchParams.set('startIndex', String(current.cursor));
+    const protocols = [WEBSOCKET_PROTOCOL];
+    if (bearerToken !== undefined) {
+      if (PROTOCOL_TOKEN.test(bearerToken)) protocols.push(`bearer.${bearerToken}`);
+      else url.searchParams.set('access_token', bearerToken);
+    }
+    let socket;
+    try {
+      socket = new WebSocket(url, protocols);
+    } catch {
+      resolve({ opened: false });
+      return;
+    }
+    let opened = false;
+    const stop = () => socket.close(1000, 'done');
+    current.stop.signal.addEventListener('abort', stop, { once: true });
+    socket.addEventListener('open', () => {
+      opened = true;
+      if (ui.status.dataset.state === 'reconnecting') updateStatusFromLastEvent(current);
+    });
+    socket.addEventListener('message', (message) => {
+      const record = JSON.parse(message.data);
+      if (typeof record.$eve !== 'string' && !current.stop.signal.aborted) handleEvent(current, record);
+    });
+    socket.addEventListener('close', (event) => {
+      current.stop.signal.removeEventListener('abort', stop);
+      resolve({ opened, code: event.code, reason: event.reason });
+    });
+  });
 }
 
 /** Reads one response of the stream; true when the server ended it with a lease-ended line. */

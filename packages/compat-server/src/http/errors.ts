@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ZodError } from 'zod';
 import { errorBody, type ErrorCode } from '@eve-flue/eve-protocol';
 import type { Logger } from '../logger.ts';
+import { StoreUnavailableError } from '../journal/errors.ts';
 import { RequestError } from '../session/errors.ts';
 
 /** body-parser's error `type`s, mapped to what the caller did wrong. */
@@ -29,6 +30,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error instanceof RequestError) {
       status = error.status;
       body = errorBody(error.code, error.message);
+    } else if (error instanceof StoreUnavailableError) {
+      status = 503;
+      body = errorBody('service_unavailable', 'The session store is unavailable; try again shortly.');
+      logger.warn({ err: error, path: request.path }, 'session store unavailable');
     } else if (error instanceof ZodError) {
       status = 400;
       body = errorBody('invalid_request', describeZodError(error));

@@ -10,10 +10,11 @@ const SESSIONS = 512;
 export class RecentLines {
   readonly #windows = new Map<string, JournalLine[]>();
 
+  /** Adds newly appended lines; a gap (another process appended in between) starts a new window. */
   push(sessionId: string, lines: readonly JournalLine[]): void {
     let window = this.#windows.get(sessionId);
     if (window) this.#windows.delete(sessionId);
-    else window = [];
+    if (!window || window.at(-1)!.index + 1 !== lines[0]?.index) window = [];
     window.push(...lines);
     if (window.length > LINES_PER_SESSION) window.splice(0, window.length - LINES_PER_SESSION);
     this.#windows.set(sessionId, window);

@@ -1,0 +1,230 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
+import { StoreUnavailableError } from './errors.ts';
+import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
+import { TailListeners } from './listeners.ts';
+import { RecentLines } from './recent-lines.ts';
+
+/**
+ * Appends a batch only if the stream still has the length the caller built it for, so that an
+ * index is never assigned twice, and writes the session record in the same step. Entry ids are
+ * `0-<index + 1>`: the stream id is the absolute stream index.
+ * KEYS: stream, record, active set, ended set. ARGV: expected length (-1: any), channel, record JSON ('' for
+ * none), active ('1'/'0'), ended-at ('' when open), session id, then one line per event.
+ */
+const APPEND = `
+local length = redis.call('XLEN', KEYS[1])
+if ARGV[1] ~= '-1' and length ~= tonumber(ARGV[1]) then return -1 end
+for i = 7, #ARGV do
+  redis.call('XADD', KEYS[1], '0-' .. (length + i - 6), 'l', ARGV[i])
+end
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[3])
+  if ARGV[4] == '1' then redis.call('SADD', KEYS[3], ARGV[6]) else redis.call('SREM', KEYS[3], ARGV[6]) end
+  if ARGV[5] ~= '' then redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6]) end
+end
+local tail = length + #ARGV - 7
+if #ARGV >= 7 then redis.call('PUBLISH', ARGV[2], tail) end
+return tail
+`;
+
+/**
+ * Creates a session, or returns the open session that already owns the operation key.
+ * KEYS: record, operation key. ARGV: record JSON, session id, records prefix.
+ */
+const CREATE = `
+if KEYS[2] ~= '' then
+  local owner = redis.call('GET', KEYS[2])
+  if owner then
+    local existing = redis.call('GET', ARGV[3] .. owner)
+    if existing and cjson.decode(existing)['status'] == 'open' then return existing end
+  end
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]
+`;
+
+export interface RedisJournalOptions {
+  /** Key prefix, so that several deployments (or tests) can share one Redis. Default `eve:`. */
+  prefix?: string;
+  redis?: RedisOptions;
+}
+
+/**
+ * Sessions on Redis, for several bridge instances: one Redis Stream per session (entry id =
+ * stream index), session records as keys, live fan-out by pub/sub. Commands fail fast when
+ * Redis is unreachable (no offline queue), surfacing as StoreUnavailableError.
+ */
+export class RedisJournal implements Journal {
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #prefix: string;
+  readonly #listeners = new TailListeners();
+  readonly #recent = new RecentLines();
+  readonly #subscriptions = new Map<string, number>();
+
+  constructor(url: string, options: RedisJournalOptions = {}) {
+    const connection: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, ...options.redis };
+    this.#redis = new Redis(url, connection);
+    this.#subscriber = new Redis(url, { ...connection, enableOfflineQueue: true });
+    this.#prefix = options.prefix ?? 'eve:';
+    for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
+    this.#subscriber.on('message', (channel: string, message: string) => {
+      const sessionId = channel.slice(this.#key('appended:').length);
+      this.#listeners.notify(sessionId, Number(message));
+    });
+  }
+
+  /** Resolves once the command connection is ready; rejects when Redis cannot be reached. */
+  async ready(): Promise<void> {
+    if (this.#redis.status !== 'ready') {
+      await new Promise<void>((resolve, reject) => {
+        const fail = (error: unknown) => {
+          this.#redis.off('ready', succeed);
+          reject(new StoreUnavailableError('The session store (Redis) cannot be reached.', { cause: error }));
+        };
+        const succeed = () => {
+          this.#redis.off('error', fail);
+          resolve();
+        };
+        this.#redis.once('ready', succeed);
+        this.#redis.once('error', fail);
+      });
+    }
+    await this.#call(() => this.#redis.ping());
+  }
+
+  async createSession(record: SessionRecord, operationKey?: string): Promise<SessionRecord> {
+    const stored = await this.#call(
+      () =>
+        this.#redis.eval(
+          CREATE,
+          2,
+          this.#key(`s:${record.id}`),
+          operationKey === undefined ? '' : this.#key(`op:${operationKey}`),
+          JSON.stringify(record),
+          record.id,
+          this.#key('s:'),
+        ) as Promise<string>,
+    );
+    return JSON.parse(stored) as SessionRecord;
+  }
+
+  async getSession(sessionId: string): Promise<SessionRecord | undefined> {
+    const stored = await this.#call(() => this.#redis.get(this.#key(`s:${sessionId}`)));
+    return stored ? (JSON.parse(stored) as SessionRecord) : undefined;
+  }
+
+  async saveSession(record: SessionRecord): Promise<void> {
+    await this.#append(record.id, [], record, -1);
+  }
+
+  async listInterrupted(): Promise<SessionRecord[]> {
+    const ids = await this.#call(() => this.#redis.smembers(this.#key('active')));
+    if (ids.length === 0) return [];
+    const stored = await this.#call(() => this.#redis.mget(ids.map((id) => this.#key(`s:${id}`))));
+    return stored.filter((s): s is string => s !== null).map((s) => JSON.parse(s) as SessionRecord).filter((r) => r.activeTurn !== undefined);
+  }
+
+  async listEndedBefore(cutoff: number): Promise<string[]> {
+    return this.#call(() => this.#redis.zrangebyscore(this.#key('ended'), '-inf', `(${cutoff}`));
+  }
+
+  async dropEvents(sessionId: string): Promise<void> {
+    const record = await this.getSession(sessionId);
+    await this.#call(async () => {
+      const multi = this.#redis.multi().del(this.#key(`e:${sessionId}`)).zrem(this.#key('ended'), sessionId);
+      if (record) multi.set(this.#key(`s:${sessionId}`), JSON.stringify({ ...record, eventsDropped: true }));
+      await multi.exec();
+    });
+    this.#recent.forget(sessionId);
+  }
+
+  async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
+    for (;;) {
+      const length = await this.#call(() => this.#redis.xlen(this.#key(`e:${sessionId}`)));
+      const events = drafts.map((draft, i) => envelope(draft, length + i, options.deliveryIds));
+      const lines = events.map(serializeEvent);
+      const tail = await this.#append(sessionId, lines, options.record, length);
+      if (tail === -1) continue; // another writer appended first: rebuild on the new length
+      if (lines.length > 0) this.#recent.push(sessionId, lines);
+      return events;
+    }
+  }
+
+  async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
+    const cached = this.#recent.read(sessionId, from, limit);
+    if (cached && cached.length > 0) return cached;
+    const entries = await this.#call(() => this.#redis.xrange(this.#key(`e:${sessionId}`), `0-${from + 1}`, '+', 'COUNT', limit));
+    return entries.map(([id, fields]) => {
+      const line = fields[1]!;
+      return { index: Number(id.split('-')[1]) - 1, type: typeOf(line), line };
+    });
+  }
+
+  async tail(sessionId: string): Promise<number> {
+    return (await this.#call(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
+  }
+
+  subscribe(sessionId: string, listener: (tail: number) => void): () => void {
+    const channel = this.#key(`appended:${sessionId}`);
+    const count = this.#subscriptions.get(channel) ?? 0;
+    if (count === 0) void this.#subscriber.subscribe(channel).catch(() => undefined);
+    this.#subscriptions.set(channel, count + 1);
+    const remove = this.#listeners.add(sessionId, listener);
+    return () => {
+      remove();
+      const left = (this.#subscriptions.get(channel) ?? 1) - 1;
+      if (left > 0) {
+        this.#subscriptions.set(channel, left);
+        return;
+      }
+      this.#subscriptions.delete(channel);
+      void this.#subscriber.unsubscribe(channel).catch(() => undefined);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+    this.#subscriber.disconnect();
+  }
+
+  async #append(sessionId: string, lines: readonly JournalLine[], record: SessionRecord | undefined, expectedLength: number): Promise<number> {
+    const result = await this.#call(
+      () =>
+        this.#redis.eval(
+          APPEND,
+          4,
+          this.#key(`e:${sessionId}`),
+          this.#key(`s:${sessionId}`),
+          this.#key('active'),
+          this.#key('ended'),
+          String(expectedLength),
+          this.#key(`appended:${sessionId}`),
+          record ? JSON.stringify(record) : '',
+          record?.activeTurn ? '1' : '0',
+          record?.status === 'ended' ? String(record.endedAt ?? Date.now()) : '',
+          sessionId,
+          ...lines.map((l) => l.line),
+        ) as Promise<number>,
+    );
+    return Number(result);
+  }
+
+  #key(suffix: string): string {
+    return `${this.#prefix}${suffix}`;
+  }
+
+  async #call<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw new StoreUnavailableError('The session store (Redis) is unavailable.', { cause: error });
+    }
+  }
+}
+
+function typeOf(line: string): string {
+  return /^\{"type":"([^"]+)"/.exec(line)?.[1] ?? '';
+}

@@ -1,0 +1,345 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { Duplex } from 'node:stream';
+import type { CorsOptions } from 'cors';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { ZodError } from 'zod';
+import { EVE_BASE_PATH, errorBody, isTerminal, type ErrorCode } from '@eve-flue/eve-protocol';
+import type { RouteAuth } from '../auth/route-auth.ts';
+import { describeZodError } from '../http/errors.ts';
+import { streamQuery } from '../http/schemas.ts';
+import { followJournal } from '../journal/follow.ts';
+import type { Journal } from '../journal/journal.ts';
+import type { Logger } from '../logger.ts';
+import { RequestError } from '../session/errors.ts';
+import type { SessionManager } from '../session/manager.ts';
+import type { StreamPlan, StreamTimings } from './ndjson-stream.ts';
+
+/** The subprotocol a client offers and the server answers with. */
+export const WEBSOCKET_PROTOCOL = 'eve.v1';
+/** A client that cannot set headers offers `bearer.<token>` next to `eve.v1`; it is never echoed. */
+export const BEARER_PROTOCOL_PREFIX = 'bearer.';
+/** Close code for a reader that fell too far behind; the reason says where to resume. */
+export const SLOW_READER_CLOSE_CODE = 4008;
+/** First frame when the client asked for the tail (`follow=false` or `includeTailIndex=1`). */
+export const TAIL_INDEX_CONTROL = 'stream.tail-index';
+
+/** Limits of WebSocket streams (`CompatServerOptions['stream']`). */
+export interface WebSocketStreamLimits {
+  /**
+   * Bytes a WebSocket stream may hold queued for one reader (`ws.bufferedAmount`) before it waits
+   * for them to reach the socket. Default: 1 MiB.
+   */
+  maxBufferedBytes: number;
+  /**
+   * How long a WebSocket reader over `maxBufferedBytes` gets to drain before it is closed with
+   * 4008 and told the index to resume at. Default: 5 s.
+   */
+  slowReaderGraceMs: number;
+}
+
+export const DEFAULT_WEBSOCKET_LIMITS: WebSocketStreamLimits = { maxBufferedBytes: 1024 * 1024, slowReaderGraceMs: 5_000 };
+
+/**
+ * The plan both stream routes follow for `GET …/stream` and `GET …/ws`: validates the query (a
+ * `ZodError`, 400), checks the session can be read (`RequestError` 404 / 410), and resolves the
+ * cursor: `startIndex` absolute or negative (`max(0, tail + 1 + n)`), bounded at the current
+ * tail for `follow=false` or `includeTailIndex=1`.
+ */
+export async function resolveStreamPlan(
+  manager: Pick<SessionManager, 'streamAccess'>,
+  journal: Journal,
+  sessionId: string,
+  rawQuery: unknown,
+): Promise<StreamPlan> {
+  const query = streamQuery.parse(rawQuery);
+  const access = await manager.streamAccess(sessionId);
+  if (access === 'not_found') throw new RequestError(404, 'session_not_found', 'Session not found.');
+  if (access === 'expired') throw new RequestError(410, 'session_expired', 'The session ended and its stream is past retention.');
+  const tail = await journal.tail(sessionId);
+  const startIndex = query.startIndex ?? 0;
+  const from = startIndex >= 0 ? startIndex : Math.max(0, tail + 1 + startIndex);
+  const bounded = query.follow === false || query.includeTailIndex === true;
+  return {
+    sessionId,
+    from,
+    ...(bounded ? { until: tail, tail } : {}),
+    leased: query.streamControlVersion === '1' && startIndex >= 0,
+  };
+}
+
+export interface WebSocketStreamsOptions {
+  manager: SessionManager;
+  journal: Journal;
+  /** Route auth; undefined admits anonymous callers (development only). */
+  auth: RouteAuth | undefined;
+  logger: Logger;
+  timings: StreamTimings & WebSocketStreamLimits;
+  /** The server's CORS setting: which foreign browser origins may open a stream. */
+  cors?: boolean | CorsOptions | undefined;
+}
+
+export interface WebSocketStreams {
+  /** The http server's `'upgrade'` listener. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Closes every open stream with 1001 (terminating peers that do not answer within 1 s) and refuses new ones. */
+  close(): Promise<void>;
+}
+
+const STREAM_PATH = new RegExp(`^${EVE_BASE_PATH}/session/([^/]+)/ws/?$`);
+const SHUTDOWN_GRACE_MS = 1_000;
+
+/**
+ * `GET /eve/v1/session/:sessionId/ws`: the session stream over a WebSocket. Same auth, query and
+ * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
+ * upgrade. Each text frame is one journal line without its newline.
+ */
+export function webSocketStreams({ manager, journal, auth, logger, timings, cors }: WebSocketStreamsOptions): WebSocketStreams {
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 64 * 1024,
+    perMessageDeflate: false,
+    handleProtocols: (protocols) => (protocols.has(WEBSOCKET_PROTOCOL) ? WEBSOCKET_PROTOCOL : false),
+  });
+  let closing = false;
+
+  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://bridge.invalid');
+    const match = STREAM_PATH.exec(url.pathname);
+    if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
+    const path = url.pathname;
+    if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
+    let sessionId: string;
+    try {
+      sessionId = decodeURIComponent(match[1]!);
+    } catch {
+      return refuse(socket, 400, 'invalid_request', 'The session id is not valid.');
+    }
+    const query = takeCredentials(request, url);
+    if (!(await originAllowed(request, cors))) {
+      logger.warn({ path, origin: request.headers.origin }, 'websocket from a foreign origin refused');
+      return refuse(socket, 403, 'forbidden', 'This origin may not open session streams.');
+    }
+    if (auth) {
+      let principal = null;
+      try {
+        principal = await auth(request);
+      } catch (error) {
+        logger.warn({ err: error, path }, 'route auth threw; refusing the request');
+      }
+      if (!principal) return refuse(socket, 401, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
+    }
+    if (request.headers['sec-websocket-protocol'] !== undefined && !offeredProtocols(request).includes(WEBSOCKET_PROTOCOL)) {
+      return refuse(socket, 400, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
+    }
+    let plan: StreamPlan;
+    try {
+      plan = await resolveStreamPlan(manager, journal, sessionId, query);
+    } catch (error) {
+      if (error instanceof ZodError) return refuse(socket, 400, 'invalid_request', describeZodError(error));
+      if (error instanceof RequestError) return refuse(socket, error.status, error.code, error.message);
+      throw error;
+    }
+    if (socket.destroyed) return;
+    if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
+    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, plan, path));
+  }
+
+  function serve(ws: WebSocket, plan: StreamPlan, path: string): void {
+    const stop = new AbortController();
+    let answered = true;
+    const heartbeat = setInterval(() => {
+      if (!answered) {
+        logger.info({ path }, 'websocket peer missed a pong; terminating');
+        ws.terminate();
+        return;
+      }
+      answered = false;
+      ws.ping();
+    }, timings.heartbeatMs);
+    ws.on('pong', () => {
+      answered = true;
+    });
+    ws.on('error', (error) => logger.debug({ err: error, path }, 'websocket error'));
+    ws.on('close', () => {
+      clearInterval(heartbeat);
+      stop.abort();
+    });
+    logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
+    pump(ws, plan, path, stop.signal).catch((error: unknown) => {
+      logger.error({ err: error, path }, 'websocket stream failed');
+      if (ws.readyState === ws.OPEN) ws.close(1011, 'stream failed');
+    });
+  }
+
+  async function pump(ws: WebSocket, plan: StreamPlan, path: string, signal: AbortSignal): Promise<void> {
+    if (plan.tail !== undefined) ws.send(JSON.stringify({ $eve: TAIL_INDEX_CONTROL, version: 1, tailIndex: plan.tail }));
+    const lines = followJournal(journal, plan.sessionId, {
+      from: plan.from,
+      signal,
+      ...(plan.until !== undefined ? { until: plan.until } : {}),
+    });
+    let ended = false;
+    for await (const line of lines) {
+      if (ws.readyState !== ws.OPEN) return;
+      const flushed = sendFrame(ws, line.line.endsWith('\n') ? line.line.slice(0, -1) : line.line);
+      if (isTerminal(line.type)) {
+        ended = true;
+        break;
+      }
+      if (ws.bufferedAmount > timings.maxBufferedBytes && !(await settlesWithin(flushed, timings.slowReaderGraceMs, signal))) {
+        if (signal.aborted) return;
+        const resumeAt = line.index + 1;
+        logger.info({ path, resumeAt, bufferedAmount: ws.bufferedAmount }, 'slow websocket reader cut off');
+        ws.close(SLOW_READER_CLOSE_CODE, `slow reader: resume at startIndex=${resumeAt}`);
+        return;
+      }
+    }
+    if (ws.readyState === ws.OPEN && !signal.aborted) ws.close(1000, ended ? 'session ended' : 'tail reached');
+  }
+
+  return {
+    handleUpgrade(request, socket, head) {
+      socket.on('error', ignore);
+      upgrade(request, socket, head).catch((error: unknown) => {
+        logger.error({ err: error, path: pathOf(request) }, 'websocket upgrade failed');
+        refuse(socket, 500, 'internal_error', 'The bridge failed to handle this request.');
+      });
+    },
+    async close() {
+      closing = true;
+      await Promise.all(
+        [...wss.clients].map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              if (ws.readyState === ws.CLOSED) return resolve();
+              ws.once('close', () => resolve());
+              ws.close(1001, 'server shutting down');
+              setTimeout(() => ws.terminate(), SHUTDOWN_GRACE_MS).unref();
+            }),
+        ),
+      );
+      wss.close();
+    },
+  };
+}
+
+const ignore = () => undefined;
+
+function pathOf(request: IncomingMessage): string {
+  return (request.url ?? '/').split('?')[0]!;
+}
+
+function offeredProtocols(request: IncomingMessage): string[] {
+  return (request.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+}
+
+/**
+ * A browser cannot set headers on a WebSocket: it sends its bearer token as a `bearer.<token>`
+ * subprotocol or an `access_token` query parameter. Moves it into `authorization` (unless that is
+ * already set) for route auth, and removes it from the protocol header and the URL, so that
+ * nothing downstream logs or echoes it. Returns the rest of the query.
+ */
+function takeCredentials(request: IncomingMessage, url: URL): Record<string, unknown> {
+  const query: Record<string, unknown> = { ...parseQuery(url.search.slice(1)) };
+  const fromQuery = query.access_token;
+  delete query.access_token;
+  if (url.searchParams.has('access_token')) {
+    url.searchParams.delete('access_token');
+    request.url = url.pathname + url.search;
+  }
+  let token = typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined;
+  if (request.headers['sec-websocket-protocol'] !== undefined) {
+    const offered = offeredProtocols(request);
+    const bearer = offered.find((p) => p.startsWith(BEARER_PROTOCOL_PREFIX));
+    if (bearer !== undefined) {
+      token = bearer.slice(BEARER_PROTOCOL_PREFIX.length);
+      const rest = offered.filter((p) => !p.startsWith(BEARER_PROTOCOL_PREFIX));
+      request.headers['sec-websocket-protocol'] = rest.join(', ');
+    }
+  }
+  if (token !== undefined && request.headers.authorization === undefined) request.headers.authorization = `Bearer ${token}`;
+  return query;
+}
+
+/**
+ * CORS does not apply to WebSockets, so the browser's `Origin` is checked here the way the CORS
+ * setting would: no `Origin` (not a browser) or the same origin passes; a foreign one passes only
+ * when CORS allows it.
+ */
+async function originAllowed(request: IncomingMessage, cors: boolean | CorsOptions | undefined): Promise<boolean> {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    if (new URL(origin).host === request.headers.host) return true;
+  } catch {
+    // `null` or malformed: not the same origin.
+  }
+  if (!cors) return false;
+  if (cors === true) return true;
+  const allowed = cors.origin;
+  if (typeof allowed === 'function') {
+    return new Promise((resolve) => {
+      allowed(origin, (error, result) => resolve(!error && result !== undefined && staticOriginAllows(result, origin)));
+    });
+  }
+  return allowed === undefined || staticOriginAllows(allowed, origin);
+}
+
+type StaticOrigin = boolean | string | RegExp | Array<boolean | string | RegExp>;
+
+function staticOriginAllows(allowed: StaticOrigin, origin: string): boolean {
+  if (Array.isArray(allowed)) return allowed.some((entry) => staticOriginAllows(entry, origin));
+  if (typeof allowed === 'boolean') return allowed;
+  if (typeof allowed === 'string') return allowed === '*' || allowed === origin;
+  return allowed.test(origin);
+}
+
+/** Queues a text frame; resolves true once it reached the socket, false if it never will. */
+function sendFrame(ws: WebSocket, frame: string): Promise<boolean> {
+  return new Promise((resolve) => ws.send(frame, (error) => resolve(!error)));
+}
+
+/** True if `flushed` resolves true within `ms`; false on timeout, failure or abort. */
+function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (value: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    signal.addEventListener('abort', onAbort);
+    if (signal.aborted) done(false);
+    flushed.then(done);
+  });
+}
+
+/** A JSON error in Eve's shape, as a plain HTTP response before any upgrade. */
+function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(errorBody(code, message));
+  writeResponse(socket, status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    'cache-control': 'no-store',
+    ...headers,
+  }, body);
+}
+
+function refusePlain(socket: Duplex, status: number): void {
+  writeResponse(socket, status, { 'content-length': '0' }, '');
+}
+
+function writeResponse(socket: Duplex, status: number, headers: Record<string, string>, body: string): void {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  socket.once('finish', () => socket.destroy());
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}

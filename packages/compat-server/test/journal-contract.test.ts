@@ -1,0 +1,127 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { nanoid } from 'nanoid';
+import { MemoryJournal, RedisJournal, SqliteJournal, type Journal, type SessionRecord } from '@eve-flue/compat-server';
+import type { EveEventDraft } from '@eve-flue/eve-protocol';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `eve-test:${nanoid(8)}:`;
+const cleanups: (() => Promise<void>)[] = [];
+
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+const stores: [string, () => Promise<Journal>][] = [
+  ['memory', async () => new MemoryJournal()],
+  [
+    'SQLite',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'eve-flue-journal-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      return new SqliteJournal(join(dir, 'journal.db'));
+    },
+  ],
+  [
+    'Redis',
+    async () => {
+      const journal = new RedisJournal(REDIS_URL, { prefix });
+      await journal.ready();
+      return journal;
+    },
+  ],
+];
+
+const record = (id: string, extra: Partial<SessionRecord> = {}): SessionRecord => ({ id, createdAt: 1, status: 'open', turnCount: 0, ...extra });
+const delta = (text: string): EveEventDraft => ({ type: 'message.appended', data: { messageDelta: text, sequence: 0, stepIndex: 0, turnId: 'turn_0' } });
+
+describe.each(stores)('the %s journal', (_name, open) => {
+  test('assigns consecutive indexes, stamps delivery ids, and reads back exactly what it wrote', async () => {
+    const journal = await open();
+    const id = `ses_${nanoid()}`;
+    await journal.createSession(record(id));
+    expect(await journal.tail(id)).toBe(-1);
+    const first = await journal.append(id, [delta('a'), delta('b')], { deliveryIds: ['dlv_1'] });
+    const second = await journal.append(id, [delta('c')]);
+    expect([...first, ...second].map((e) => e.streamIndex)).toEqual([0, 1, 2]);
+    expect(first[0]!.meta.deliveryIds).toEqual(['dlv_1']);
+    expect(second[0]!.meta.deliveryIds).toBeUndefined();
+    expect(await journal.tail(id)).toBe(2);
+    const lines = await journal.read(id, 1, 10);
+    expect(lines.map((l) => l.index)).toEqual([1, 2]);
+    expect(lines.map((l) => l.type)).toEqual(['message.appended', 'message.appended']);
+    expect(JSON.parse(lines[0]!.line)).toEqual(JSON.parse(JSON.stringify(first[1])));
+    expect(await journal.read(id, 3, 10)).toEqual([]);
+    await journal.close();
+  });
+
+  test('appends from two writers never share an index', async () => {
+    const journal = await open();
+    const id = `ses_${nanoid()}`;
+    await journal.createSession(record(id));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => journal.append(id, [delta(String(i))])));
+    const lines = await journal.read(id, 0, 100);
+    expect(lines.map((l) => l.index)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(new Set(lines.map((l) => JSON.parse(l.line).meta.id)).size).toBe(20);
+    await journal.close();
+  });
+
+  test('notifies subscribers of the new tail, and stops when unsubscribed', async () => {
+    const journal = await open();
+    const id = `ses_${nanoid()}`;
+    await journal.createSession(record(id));
+    const seen: number[] = [];
+    let notified!: () => void;
+    const twice = new Promise<void>((resolve) => (notified = resolve));
+    const unsubscribe = journal.subscribe(id, (tail) => {
+      seen.push(tail);
+      if (seen.length === 2) notified();
+    });
+    // Redis subscriptions are asynchronous: keep appending until both notifications arrive.
+    const appending = (async () => {
+      for (let i = 0; seen.length < 2 && i < 200; i++) {
+        await journal.append(id, [delta('x')]);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await twice;
+    await appending;
+    unsubscribe();
+    expect(seen[1]! > seen[0]!).toBe(true);
+    await journal.close();
+  });
+
+  test('records: create-once by operation key, interrupted turns, ended sessions, dropped events', async () => {
+    const journal = await open();
+    const id = `ses_${nanoid()}`;
+    const other = `ses_${nanoid()}`;
+    const op = `principal\u0000${nanoid()}`;
+    expect((await journal.createSession(record(id), op)).id).toBe(id);
+    expect((await journal.createSession(record(other), op)).id).toBe(id);
+    await journal.append(id, [delta('x')], { record: record(id, { activeTurn: { turnId: 'turn_0', sequence: 0, deliveryIds: ['dlv_1'] } }) });
+    expect((await journal.listInterrupted()).map((r) => r.id)).toContain(id);
+    await journal.saveSession(record(id, { status: 'ended', endedAt: 10 }));
+    expect((await journal.listInterrupted()).map((r) => r.id)).not.toContain(id);
+    expect(await journal.listEndedBefore(11)).toContain(id);
+    // An ended session no longer owns its operation key.
+    expect((await journal.createSession(record(other), op)).id).toBe(other);
+    await journal.dropEvents(id);
+    expect(await journal.listEndedBefore(11)).not.toContain(id);
+    expect(await journal.read(id, 0, 10)).toEqual([]);
+    expect((await journal.getSession(id))?.eventsDropped).toBe(true);
+    await journal.close();
+  });
+});
+
+test('a Redis journal that cannot reach Redis fails fast with StoreUnavailableError', async () => {
+  const journal = new RedisJournal('redis://127.0.0.1:1', { prefix, redis: { retryStrategy: () => null } });
+  await expect(journal.getSession('ses_x')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+  await journal.close();
+});
