@@ -55,7 +55,7 @@ async function compat(journal: Journal): Promise<number> {
   const compatServer = await createCompatServer({ runtime: new ScriptedRuntime(), journal, mode: 'development', stream: { heartbeatMs: 60_000, leaseMs: 600_000 } });
   const server = createServer(compatServer.app);
   const url = await listen(server);
-  const sessionId = await compatServer.manager.create(undefined, undefined);
+  const sessionId = await compatServer.sessions.create(undefined, undefined);
   const readers = await openReaders(`${url}/eve/v1/session/${sessionId}/stream`, READERS);
   const done = Promise.all(readers.map((r) => countLines(r, EVENTS)));
   const started = performance.now();

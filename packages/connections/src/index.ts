@@ -12,3 +12,4 @@ export * from './auth/oauth2-backend.ts';
 export * from './auth/broker.ts';
 export * from './auth/authorizer.ts';
 export * from './auth/vercel-connect-backend.ts';
+export * from './auth/redis.ts';

@@ -6,6 +6,7 @@ import { RequestError, sessionNotActive } from './errors.ts';
 import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import type { AgentRuntime, UserMessage } from './runtime.ts';
 import { SessionLog } from './session-log.ts';
+import type { Sessions } from './sessions.ts';
 import { Turn } from './turn.ts';
 
 export type TurnPolicy = 'steer' | 'queue';
@@ -41,7 +42,7 @@ const SESSION_WAITING: EveEventDraft = { type: 'session.waiting', data: { contin
  * Owns the life of every session: turns, deliveries, steering and queueing, input requests,
  * and the controls. One worker loop per session runs its backlog strictly in order.
  */
-export class SessionManager {
+export class SessionManager implements Sessions {
   readonly #journal: Journal;
   readonly #runtime: AgentRuntime;
   readonly #logger: Logger;
@@ -61,30 +62,51 @@ export class SessionManager {
   /** Ends every turn a previous process left running, so each session accepts its next message. */
   async recoverInterruptedTurns(): Promise<number> {
     const interrupted = await this.#journal.listInterrupted();
-    for (const record of interrupted) {
-      const active = record.activeTurn!;
-      const { activeTurn: _, ...settled } = record;
-      await this.#journal.append(
-        record.id,
-        [
-          {
-            type: 'turn.failed',
-            data: {
-              sequence: active.sequence,
-              turnId: active.turnId,
-              code: 'interrupted',
-              message: 'The bridge stopped while this turn was running. Send the message again to retry.',
-              terminal: false,
-            },
-          },
-          SESSION_WAITING,
-        ],
-        { deliveryIds: active.deliveryIds, record: settled },
-      );
-      await this.#runtime.abandonTurn?.(record.id);
-      this.#logger.warn({ sessionId: record.id, turnId: active.turnId }, 'ended a turn interrupted by a restart');
-    }
+    for (const record of interrupted) await this.#endInterruptedTurn(record);
     return interrupted.length;
+  }
+
+  /**
+   * Ends a session's turn if its record says one runs but none runs here (its process died).
+   * For a cluster, once this instance has taken the session over.
+   */
+  async recoverSession(sessionId: string): Promise<boolean> {
+    if (this.#live.get(sessionId)?.turn) return false;
+    this.#live.delete(sessionId);
+    const record = await this.#journal.getSession(sessionId);
+    if (!record?.activeTurn) return false;
+    await this.#endInterruptedTurn(record);
+    return true;
+  }
+
+  /** Drops what this instance remembers of a session (another instance may have changed it since). */
+  forget(sessionId: string): void {
+    const live = this.#live.get(sessionId);
+    if (live && !live.turn && !live.worker) this.#live.delete(sessionId);
+  }
+
+  async #endInterruptedTurn(record: SessionRecord): Promise<void> {
+    const active = record.activeTurn!;
+    const { activeTurn: _, ...settled } = record;
+    await this.#journal.append(
+      record.id,
+      [
+        {
+          type: 'turn.failed',
+          data: {
+            sequence: active.sequence,
+            turnId: active.turnId,
+            code: 'interrupted',
+            message: 'The bridge stopped while this turn was running. Send the message again to retry.',
+            terminal: false,
+          },
+        },
+        SESSION_WAITING,
+      ],
+      { deliveryIds: active.deliveryIds, record: settled },
+    );
+    await this.#runtime.abandonTurn?.(record.id);
+    this.#logger.warn({ sessionId: record.id, turnId: active.turnId }, 'ended a turn interrupted when its bridge stopped');
   }
 
   /** Drops the events of sessions ended longer ago than the retention period. */
@@ -113,9 +135,9 @@ export class SessionManager {
     return record.id;
   }
 
-  async send(sessionId: string, principal: Principal | undefined, input: MessageInput, policy: TurnPolicy): Promise<string> {
+  async send(sessionId: string, principal: Principal | undefined, input: MessageInput, policy: TurnPolicy, deliveryId = newDeliveryId()): Promise<string> {
     const session = await this.#open(sessionId);
-    const message: UserMessage = { ...input, deliveryId: newDeliveryId(), principal };
+    const message: UserMessage = { ...input, deliveryId, principal };
     const turn = session.turn;
     const sameCaller = turn !== undefined && turn.principal?.id === principal?.id;
     // The person a parked turn waits on steers it whatever the policy: the turn cannot end until they act.

@@ -3,7 +3,7 @@ import type { SignInBackend, UpstreamChallenge } from './backend.ts';
 import { SignInError } from './backend.ts';
 import { matchesHash, randomSecret, sha256 } from './secrets.ts';
 import type { AuthStore } from './store.ts';
-import type { PendingFlow, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
+import type { PendingFlow, SignInEvents, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
 
 export interface BrokerOptions {
   store: AuthStore;
@@ -13,6 +13,8 @@ export interface BrokerOptions {
   publicUrl: string;
   /** How long a sign-in may take. Default 10 minutes. */
   flowTtlMs?: number;
+  /** Carries a sign-in's end to the other instances (one of them may hold the parked turn). */
+  events?: SignInEvents;
   now?: () => number;
 }
 
@@ -51,8 +53,11 @@ export class SignInBroker {
   readonly #now: () => number;
   readonly #waiting = new Map<string, { settle: (outcome: SignInOutcome) => void; attempt: SignInAttempt; key: string }>();
   readonly #byKey = new Map<string, SignInAttempt>();
+  readonly #events: SignInEvents | undefined;
 
   constructor(options: BrokerOptions) {
+    this.#events = options.events;
+    this.#events?.subscribe((flowId, outcome) => this.#settle(flowId, outcome));
     this.#store = options.store;
     this.#backends = options.backends;
     this.#publicUrl = options.publicUrl.replace(/\/+$/, '');
@@ -180,6 +185,7 @@ export class SignInBroker {
     if (!taken) return { kind: 'refused', status: 400, message: 'This sign-in link is not valid.' };
     const outcome = await this.#finish(taken, callbackUrl, state);
     this.#settle(flowId, outcome);
+    await this.#events?.publish(flowId, outcome);
     return { kind: 'finished', connection: taken.connection, outcome };
   }
 
@@ -187,6 +193,7 @@ export class SignInBroker {
   async cancel(attemptId: string, outcome: Exclude<SignInOutcome, { outcome: 'authorized' }>): Promise<void> {
     await this.#store.takeFlow(attemptId);
     this.#settle(attemptId, outcome);
+    await this.#events?.publish(attemptId, outcome);
   }
 
   /**

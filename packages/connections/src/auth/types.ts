@@ -51,3 +51,10 @@ export interface RegisteredClient {
 export type SignInOutcome =
   | { outcome: 'authorized' }
   | { outcome: 'declined' | 'failed' | 'timed-out'; reason: string };
+
+/** How a sign-in's end reaches the instance whose turn is parked on it. */
+export interface SignInEvents {
+  publish(flowId: string, outcome: SignInOutcome): Promise<void>;
+  subscribe(listener: (flowId: string, outcome: SignInOutcome) => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,163 @@
+import { Redis } from 'ioredis';
+import { nanoid } from 'nanoid';
+import type { ErrorCode } from '@eve-flue/eve-protocol';
+import { StoreUnavailableError } from '../journal/errors.ts';
+import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster, type SessionCommand } from './cluster.ts';
+import { RequestError } from './errors.ts';
+
+/** Sets the lease if it is free or already ours. KEYS: lease. ARGV: instance id, ttl ms. */
+const CLAIM = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if holder then return '=' .. ARGV[1] end
+return '+' .. ARGV[1]
+`;
+
+/** Renews or drops a lease only while it is ours. KEYS: lease. ARGV: instance id, ttl ms ('0' drops). */
+const RENEW = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '0' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`;
+
+export interface RedisClusterOptions {
+  prefix?: string;
+  /** How long a lease outlives its last renewal: the bound on noticing a dead owner. Default 3 s. */
+  leaseMs?: number;
+  /** How long to wait for an owner's answer. Default 10 s. */
+  forwardTimeoutMs?: number;
+}
+
+type Reply = { id: string; ok: true; value: unknown } | { id: string; ok: false; refusal: ForwardedRefusal };
+
+/** Session ownership by Redis leases, and command forwarding by Redis pub/sub. */
+export class RedisSessionCluster implements SessionCluster {
+  readonly instanceId = `ins_${nanoid(10)}`;
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #prefix: string;
+  readonly #leaseMs: number;
+  readonly #forwardTimeoutMs: number;
+  readonly #held = new Set<string>();
+  readonly #pending = new Map<string, (reply: Reply) => void>();
+  readonly #renewal: NodeJS.Timeout;
+  #handler: ((command: SessionCommand) => Promise<unknown>) | undefined;
+  readonly #subscribed: Promise<unknown>;
+
+  constructor(url: string, options: RedisClusterOptions = {}) {
+    this.#redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.#subscriber = new Redis(url);
+    for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
+    this.#prefix = options.prefix ?? 'eve:';
+    this.#leaseMs = options.leaseMs ?? 3_000;
+    this.#forwardTimeoutMs = options.forwardTimeoutMs ?? 10_000;
+    this.#subscribed = this.#subscriber.subscribe(this.#inbox(this.instanceId)).catch(() => undefined);
+    this.#subscriber.on('message', (_channel: string, message: string) => void this.#receive(JSON.parse(message) as Envelope));
+    this.#renewal = setInterval(() => void this.#renew(), Math.floor(this.#leaseMs / 3));
+    this.#renewal.unref();
+  }
+
+  /** Resolves once this instance can receive forwarded commands. */
+  async ready(): Promise<void> {
+    await this.#subscribed;
+  }
+
+  async claim(sessionId: string): Promise<{ owner: string; fresh: boolean }> {
+    const answer = String(await this.#call(() => this.#redis.eval(CLAIM, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs))));
+    if (answer.startsWith('+') || answer.startsWith('=')) {
+      const fresh = answer.startsWith('+') || !this.#held.has(sessionId);
+      this.#held.add(sessionId);
+      return { owner: this.instanceId, fresh };
+    }
+    this.#held.delete(sessionId);
+    return { owner: answer, fresh: false };
+  }
+
+  async release(sessionId: string): Promise<void> {
+    this.#held.delete(sessionId);
+    await this.#call(() => this.#redis.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, '0'));
+  }
+
+  async isHeld(sessionId: string): Promise<boolean> {
+    return (await this.#call(() => this.#redis.exists(this.#lease(sessionId)))) === 1;
+  }
+
+  async forward(owner: string, command: SessionCommand): Promise<unknown> {
+    const id = nanoid();
+    const reply = new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new OwnerUnreachableError(`The instance running session ${command.sessionId} did not answer.`));
+      }, this.#forwardTimeoutMs);
+      this.#pending.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+    });
+    const envelope: Envelope = { type: 'command', id, from: this.instanceId, command };
+    await this.#call(() => this.#redis.publish(this.#inbox(owner), JSON.stringify(envelope)));
+    const answer = await reply;
+    if (answer.ok) return answer.value;
+    throw new RequestError(answer.refusal.status, answer.refusal.code as ErrorCode, answer.refusal.message);
+  }
+
+  serve(handler: (command: SessionCommand) => Promise<unknown>): void {
+    this.#handler = handler;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#renewal);
+    await Promise.allSettled([...this.#held].map((sessionId) => this.release(sessionId)));
+    this.#redis.disconnect();
+    this.#subscriber.disconnect();
+  }
+
+  async #receive(envelope: Envelope): Promise<void> {
+    if (envelope.type === 'reply') {
+      this.#pending.get(envelope.reply.id)?.(envelope.reply);
+      this.#pending.delete(envelope.reply.id);
+      return;
+    }
+    let reply: Reply;
+    try {
+      reply = { id: envelope.id, ok: true, value: (await this.#handler?.(envelope.command)) ?? null };
+    } catch (error) {
+      const refusal: ForwardedRefusal =
+        error instanceof RequestError
+          ? { status: error.status, code: error.code, message: error.message }
+          : { status: 503, code: 'service_unavailable', message: 'The instance running this session could not handle the request.' };
+      reply = { id: envelope.id, ok: false, refusal };
+    }
+    await this.#redis.publish(this.#inbox(envelope.from), JSON.stringify({ type: 'reply', reply } satisfies Envelope)).catch(() => undefined);
+  }
+
+  async #renew(): Promise<void> {
+    const held = [...this.#held];
+    if (held.length === 0) return;
+    const pipeline = this.#redis.pipeline();
+    for (const sessionId of held) pipeline.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs));
+    const results = await pipeline.exec().catch(() => null);
+    results?.forEach(([error, kept], i) => {
+      if (!error && kept === 0) this.#held.delete(held[i]!);
+    });
+  }
+
+  #lease(sessionId: string): string {
+    return `${this.#prefix}owner:${sessionId}`;
+  }
+
+  #inbox(instanceId: string): string {
+    return `${this.#prefix}inbox:${instanceId}`;
+  }
+
+  async #call<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw new StoreUnavailableError('The session store (Redis) is unavailable.', { cause: error });
+    }
+  }
+}
+
+type Envelope = { type: 'command'; id: string; from: string; command: SessionCommand } | { type: 'reply'; reply: Reply };

@@ -1,0 +1,108 @@
+import { Redis } from 'ioredis';
+import type { Sealer } from './sealer.ts';
+import type { AuthStore } from './store.ts';
+import type { PendingFlow, RegisteredClient, SignInEvents, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
+
+/** Flows stay readable a little past their expiry, so a late callback is told it expired. */
+const FLOW_GRACE_MS = 60_000;
+
+/** Sign-in storage on Redis, shared by every bridge instance; values sealed, flows expiring on their own. */
+export class RedisAuthStore implements AuthStore {
+  readonly #redis: Redis;
+  readonly #sealer: Sealer;
+  readonly #prefix: string;
+
+  constructor(url: string, sealer: Sealer, prefix = 'eve:') {
+    this.#redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.#redis.on('error', () => undefined);
+    this.#sealer = sealer;
+    this.#prefix = `${prefix}auth:`;
+  }
+
+  async getToken(subject: SubjectKey, connection: string): Promise<TokenSet | undefined> {
+    return this.#get<TokenSet>(`token:${subject}:${connection}`);
+  }
+
+  async putToken(subject: SubjectKey, connection: string, tokens: TokenSet): Promise<void> {
+    await this.#redis.set(this.#key(`token:${subject}:${connection}`), this.#sealer.seal(tokens, `token:${subject}:${connection}`));
+  }
+
+  async deleteToken(subject: SubjectKey, connection: string): Promise<void> {
+    await this.#redis.del(this.#key(`token:${subject}:${connection}`));
+  }
+
+  async putFlow(flow: PendingFlow): Promise<void> {
+    const ttl = Math.max(1, flow.expiresAt - Date.now() + FLOW_GRACE_MS);
+    await this.#redis.set(this.#key(`flow:${flow.id}`), this.#sealer.seal(flow, `flow:${flow.id}`), 'PX', ttl);
+  }
+
+  async getFlow(id: string): Promise<PendingFlow | undefined> {
+    return this.#get<PendingFlow>(`flow:${id}`);
+  }
+
+  async takeFlow(id: string): Promise<PendingFlow | undefined> {
+    const sealed = await this.#redis.getdel(this.#key(`flow:${id}`));
+    return sealed === null ? undefined : this.#sealer.open<PendingFlow>(sealed, `flow:${id}`);
+  }
+
+  async getClient(key: string): Promise<RegisteredClient | undefined> {
+    return this.#get<RegisteredClient>(`client:${key}`);
+  }
+
+  async putClient(key: string, client: RegisteredClient): Promise<void> {
+    await this.#redis.set(this.#key(`client:${key}`), this.#sealer.seal(client, `client:${key}`));
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+
+  async #get<T>(suffix: string): Promise<T | undefined> {
+    const sealed = await this.#redis.get(this.#key(suffix));
+    return sealed === null ? undefined : this.#sealer.open<T>(sealed, suffix);
+  }
+
+  #key(suffix: string): string {
+    return `${this.#prefix}${suffix}`;
+  }
+}
+
+/** Sign-in ends over Redis pub/sub: a callback on any instance resumes the turn parked on another. */
+export class RedisSignInEvents implements SignInEvents {
+  readonly #publisher: Redis;
+  readonly #subscriber: Redis;
+  readonly #channel: string;
+  readonly #listeners = new Set<(flowId: string, outcome: SignInOutcome) => void>();
+  readonly #subscribed: Promise<unknown>;
+
+  constructor(url: string, prefix = 'eve:') {
+    this.#publisher = new Redis(url, { maxRetriesPerRequest: 1 });
+    this.#subscriber = new Redis(url);
+    for (const client of [this.#publisher, this.#subscriber]) client.on('error', () => undefined);
+    this.#channel = `${prefix}signin`;
+    this.#subscribed = this.#subscriber.subscribe(this.#channel).catch(() => undefined);
+    this.#subscriber.on('message', (_channel: string, message: string) => {
+      const { flowId, outcome } = JSON.parse(message) as { flowId: string; outcome: SignInOutcome };
+      for (const listener of this.#listeners) listener(flowId, outcome);
+    });
+  }
+
+  /** Resolves once this instance hears sign-in ends. */
+  ready(): Promise<unknown> {
+    return this.#subscribed;
+  }
+
+  async publish(flowId: string, outcome: SignInOutcome): Promise<void> {
+    await this.#publisher.publish(this.#channel, JSON.stringify({ flowId, outcome }));
+  }
+
+  subscribe(listener: (flowId: string, outcome: SignInOutcome) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.#publisher.disconnect();
+    this.#subscriber.disconnect();
+  }
+}
