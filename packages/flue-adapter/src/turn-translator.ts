@@ -32,8 +32,8 @@ export class TurnTranslator {
   readonly #toEveName: (flueName: string) => string;
   readonly #modelId: string;
   #written: Promise<void> = Promise.resolve();
+  /** The current step's text so far: updated as events arrive, before their writes run. */
   #text = '';
-  #reasoning = '';
   #inStep = false;
   /** Tool calls Flue reported started and not yet finished, by Flue tool name. */
   readonly #runningTools = new Map<string, number>();
@@ -73,18 +73,19 @@ export class TurnTranslator {
   handle(observation: FlueObservation): void {
     switch (observation.type) {
       case 'turn_start':
-        if (observation.purpose === 'agent') this.#then(() => this.#startStep());
+        if (observation.purpose !== 'agent') return;
+        this.#text = '';
+        this.#inStep = true;
+        this.#then(() => this.#turn.startStep(this.#modelId));
         return;
       case 'text_delta':
         this.#text += observation.text;
         this.#then(() => this.#turn.emit('message.appended', { messageDelta: observation.text }));
         return;
       case 'thinking_delta':
-        this.#reasoning += observation.delta;
         this.#then(() => this.#turn.emit('reasoning.appended', { reasoningDelta: observation.delta }));
         return;
       case 'thinking_end':
-        this.#reasoning = '';
         this.#then(() => this.#turn.emit('reasoning.completed', { reasoning: observation.content }));
         return;
       case 'toolcall_delta':
@@ -113,23 +114,20 @@ export class TurnTranslator {
     }
   }
 
-  async #startStep(): Promise<void> {
-    this.#text = '';
-    this.#inStep = true;
-    await this.#turn.startStep(this.#modelId);
-  }
-
   #endStep(observation: Observation<'turn'>): void {
     const response = observation.response;
     const finishReason = FINISH_REASONS[response.finishReason ?? 'stop'] ?? 'other';
     const text = this.#text;
+    // A step Flue reported no start for (a subscriber attached mid-step) still gets one.
+    const unstarted = !this.#inStep;
+    this.#text = '';
+    this.#inStep = false;
     const calls: ToolCallAction[] = (response.output?.content ?? [])
       .filter((part) => part.type === 'toolCall')
       .map((call) => ({ kind: 'tool-call', callId: call.id, toolName: this.#toEveName(call.name), input: call.arguments }));
     const usage = toUsage(response.usage);
     this.#then(async () => {
-      if (!this.#inStep) await this.#startStep();
-      this.#inStep = false;
+      if (unstarted) await this.#turn.startStep(this.#modelId);
       if (text.length > 0) await this.#turn.emit('message.completed', { message: text, finishReason });
       if (calls.length > 0) await this.#turn.emit('actions.requested', { actions: calls });
       if (observation.isError && finishReason === 'error') {
