@@ -12,14 +12,16 @@ export interface CliBridge {
   /** Every structured log line the process printed so far. */
   logs: Record<string, unknown>[];
   stop(): Promise<void>;
+  /** SIGKILL: nothing of the bridge's shutdown runs, as in a crash. */
+  kill(): Promise<void>;
 }
 
 const cli = fileURLToPath(new URL('../../apps/bridge/src/cli.ts', import.meta.url));
 
 /** Runs the bridge the way `pnpm start` does (the CLI's `start`), on a free port and a fresh data folder. */
-export async function startCliBridge(env: Record<string, string> = {}): Promise<CliBridge> {
+export async function startCliBridge(env: Record<string, string> = {}, args: readonly string[] = []): Promise<CliBridge> {
   const dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-cli-'));
-  const child = spawn(process.execPath, [cli, 'start'], {
+  const child = spawn(process.execPath, [cli, 'start', ...args], {
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, NODE_ENV: 'development', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -34,17 +36,20 @@ export async function startCliBridge(env: Record<string, string> = {}): Promise<
     child.once('exit', (code) => reject(new Error(`the bridge exited with ${code} before listening`)));
   });
   const url = await listening;
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill(signal);
+    await exited;
+  };
   return {
     url,
     child,
     logs,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await end('SIGTERM');
       await rm(dataDir, { recursive: true, force: true });
     },
+    kill: () => end('SIGKILL'),
   };
 }

@@ -12,8 +12,12 @@ export interface BridgeConfig {
   modelId?: string;
   /** MCP connections the bridge mounts on the agent, from `defineFlueConnection`. */
   connections?: readonly Readonly<FlueConnectionDefinition>[];
-  /** `sqlite` (default): durable, in `dataDir`. `memory`: gone with the process. */
-  store?: 'sqlite' | 'memory';
+  /**
+   * `sqlite` (default): durable, in `dataDir`, for one process. `memory`: gone with the process.
+   * `{ redis: url }`: sessions, sign-ins and tokens in Redis, shared by every instance that
+   * names the same Redis and prefix; any instance then serves any request.
+   */
+  store?: 'sqlite' | 'memory' | RedisStore;
   /** Default: `DATA_DIR` from the environment, else `./.data`. */
   dataDir?: string;
   /** Default: `PORT` from the environment, else 3000. */
@@ -39,6 +43,12 @@ export interface BridgeConfig {
   signInTtlMs?: number;
 }
 
+export interface RedisStore {
+  redis: string;
+  /** Key prefix, to keep deployments apart on one Redis. Default `eve:`. */
+  prefix?: string;
+}
+
 const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs']);
 
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
@@ -49,7 +59,10 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (typeof config !== 'object' || config === null) fail('the config must be an object');
   for (const key of Object.keys(config)) if (!KEYS.has(key)) fail(`\`${key}\` is not a bridge setting`);
   if (typeof config.agent !== 'function') fail('`agent` must be a Flue agent function');
-  if (config.store !== undefined && config.store !== 'sqlite' && config.store !== 'memory') fail('`store` must be "sqlite" or "memory"');
+  const store = config.store;
+  if (store !== undefined && store !== 'sqlite' && store !== 'memory' && !(typeof store === 'object' && typeof store.redis === 'string' && URL.canParse(store.redis))) {
+    fail('`store` must be "sqlite", "memory" or { redis: "redis://host:port" }');
+  }
   if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
   if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
