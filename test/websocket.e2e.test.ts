@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { IncomingMessage } from 'node:http';
+import { get, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, expect, test } from '@jest/globals';
 import { Client } from 'eve/client';
@@ -275,4 +275,16 @@ test('liveness: pings keep an answering peer, a peer that misses a pong is termi
   expect(head.toString('latin1')).toMatch(/^HTTP\/1\.1 101 /);
   socket.resume();
   await once(socket, 'close');
+});
+
+test('only WebSocket upgrades are taken over: an h2c upgrade on an ordinary route is served as usual', async () => {
+  const running = await bridge();
+  const request = get(`${running.url}/eve/v1/health`, {
+    headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA' },
+  });
+  const [response] = (await once(request, 'response')) as [IncomingMessage];
+  let text = '';
+  for await (const chunk of response) text += String(chunk);
+  expect(response.statusCode).toBe(200);
+  expect(JSON.parse(text)).toMatchObject({ ok: true, status: 'ready' });
 });

@@ -1,4 +1,4 @@
-import { createCompatServer, MemoryJournal, type CompatServer, type CompatServerOptions } from '@eve-flue/compat-server';
+import { createCompatServer, isWebSocketUpgrade, MemoryJournal, type CompatServer, type CompatServerOptions } from '@eve-flue/compat-server';
 import { listen, type Listening } from './listen.ts';
 import { ScriptedRuntime } from './scripted-runtime.ts';
 
@@ -12,6 +12,7 @@ export async function startCompatBridge(options: Partial<CompatServerOptions> = 
   const runtime = options.runtime ?? new ScriptedRuntime();
   const compat = await createCompatServer({ journal: new MemoryJournal(), mode: 'development', ...options, runtime });
   const listening = await listen(compat.app);
+  Object.assign(listening.server, { shouldUpgradeCallback: isWebSocketUpgrade });
   listening.server.on('upgrade', compat.handleUpgrade);
   return {
     ...listening,

@@ -3,13 +3,26 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
-import { createCompatServer, MemoryJournal, SqliteJournal, type CompatServer, type Logger, type Mode } from '@eve-flue/compat-server';
+import {
+  createCompatServer,
+  isWebSocketUpgrade,
+  MemoryJournal,
+  RedisJournal,
+  RedisSessionCluster,
+  SqliteJournal,
+  type CompatServer,
+  type Journal,
+  type Logger,
+  type Mode,
+} from '@eve-flue/compat-server';
 import {
   ConnectionRegistry,
   createConnectionAuthorizer,
   flueMountFor,
   loadSealer,
   OAuth2Backend,
+  RedisAuthStore,
+  RedisSignInEvents,
   SignInBroker,
   SqliteAuthStore,
   VercelConnectBackend,
@@ -49,7 +62,7 @@ export interface StartOptions {
 export async function startBridge(config: Readonly<BridgeConfig>, { logger }: StartOptions): Promise<RunningBridge> {
   const mode: Mode = config.mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
-  const durable = (config.store ?? 'sqlite') === 'sqlite';
+  const durable = config.store !== 'memory';
   const host = config.host ?? process.env.HOST ?? '127.0.0.1';
 
   let handler: RequestHandler = (_request, response) => {
@@ -64,6 +77,7 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   try {
     const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
     handler = ready.app;
+    Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
     server.on('upgrade', ready.parts.compat.handleUpgrade);
     return {
       url,
@@ -76,6 +90,7 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await ready.parts.compat.close();
         await ready.parts.authStore.close();
+        await ready.parts.signInEvents?.close();
       },
     };
   } catch (error) {
@@ -95,12 +110,18 @@ interface Settings {
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
 async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger }: Settings) {
 
+  const redis = typeof config.store === 'object' ? config.store : undefined;
+  const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
+  if (redis && !tokenKey) {
+    throw new Error('[eve-flue] a Redis store needs BRIDGE_TOKEN_KEY (or `tokenKey`): every instance must open the tokens the others sealed.');
+  }
   const sealer = loadSealer({
     production: mode === 'production',
-    ...((config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY) ? { base64Key: config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY } : {}),
+    ...(tokenKey ? { base64Key: tokenKey } : {}),
     ...(durable ? { file: join(dataDir, 'token.key') } : {}),
   });
-  const authStore = new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
+  const shared = redis ? await sharedStores(redis.redis, redis.prefix ?? 'eve:') : undefined;
+  const authStore: AuthStore = shared ? new RedisAuthStore(redis!.redis, sealer, redis!.prefix ?? 'eve:') : new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
   const definitions = config.connections ?? [];
   const backends = new Map<string, SignInBackend>();
   const setupNotes = new Map<string, string>();
@@ -114,6 +135,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     backends,
     publicUrl,
     ...(config.signInTtlMs ? { flowTtlMs: config.signInTtlMs } : {}),
+    ...(shared ? { events: shared.signInEvents } : {}),
   });
 
   const connections = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition).fetch);
@@ -135,7 +157,8 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   });
   const compat = await createCompatServer({
     runtime,
-    journal: durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal(),
+    journal: shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal()),
+    ...(shared ? { cluster: shared.cluster } : {}),
     logger,
     mode,
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:')),
@@ -148,7 +171,17 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   app.disable('x-powered-by');
   app.use(compat.app);
   if (config.webPage ?? mode !== 'production') app.use(webPage());
-  return { app, parts: { compat, connections, broker, authStore } };
+  return { app, parts: { compat, connections, broker, authStore, signInEvents: shared?.signInEvents } };
+}
+
+/** The Redis pieces several instances share; each one checked reachable before the bridge starts. */
+async function sharedStores(url: string, prefix: string): Promise<{ journal: Journal; cluster: RedisSessionCluster; signInEvents: RedisSignInEvents }> {
+  const journal = new RedisJournal(url, { prefix });
+  await journal.ready();
+  const cluster = new RedisSessionCluster(url, { prefix });
+  const signInEvents = new RedisSignInEvents(url, prefix);
+  await Promise.all([cluster.ready(), signInEvents.ready()]);
+  return { journal, cluster, signInEvents };
 }
 
 /**

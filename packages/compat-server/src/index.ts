@@ -25,12 +25,19 @@ export type {
   UserMessage,
 } from './session/runtime.ts';
 export type { SessionManager, TurnPolicy } from './session/manager.ts';
+export type { Sessions } from './session/sessions.ts';
+export type { SessionCluster, SessionCommand } from './session/cluster.ts';
+export { OwnerUnreachableError } from './session/cluster.ts';
+export { RedisSessionCluster } from './session/redis-cluster.ts';
+export type { RedisClusterOptions } from './session/redis-cluster.ts';
 export type { UploadPolicy } from './http/message.ts';
-export type { StreamPlan, StreamTimings } from './stream/ndjson-stream.ts';
+export type { StreamTimings } from './stream/ndjson-stream.ts';
+export { resolveStreamPlan } from './stream/plan.ts';
+export type { StreamAccess, StreamPlan } from './stream/plan.ts';
 export {
   BEARER_PROTOCOL_PREFIX,
   DEFAULT_WEBSOCKET_LIMITS,
-  resolveStreamPlan,
+  isWebSocketUpgrade,
   SLOW_READER_CLOSE_CODE,
   TAIL_INDEX_CONTROL,
   WEBSOCKET_PROTOCOL,

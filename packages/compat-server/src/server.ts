@@ -13,7 +13,10 @@ import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import { agentInfo } from './routes/info.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import type { SessionCluster } from './session/cluster.ts';
+import { ClusteredSessions } from './session/clustered-sessions.ts';
 import { SessionManager } from './session/manager.ts';
+import type { Sessions } from './session/sessions.ts';
 import type { AgentRuntime } from './session/runtime.ts';
 import type { StreamTimings } from './stream/ndjson-stream.ts';
 import { DEFAULT_WEBSOCKET_LIMITS, webSocketStreams, type WebSocketStreamLimits } from './stream/websocket.ts';
@@ -48,6 +51,11 @@ export interface CompatServerOptions {
   retentionMs?: number;
   /** Milliseconds since the epoch; replaceable so that retention can be tested without waiting. */
   clock?: () => number;
+  /**
+   * Several instances sharing one journal (Redis): who runs each session, and how commands reach
+   * it. Absent for a single process.
+   */
+  cluster?: SessionCluster;
   /** More routes under `/eve/v1` that need no route auth (e.g. an OAuth callback a browser lands on). */
   publicRoutes?: RequestHandler;
   /** More routes under `/eve/v1` behind route auth, with JSON bodies parsed. */
@@ -57,7 +65,7 @@ export interface CompatServerOptions {
 export interface CompatServer {
   /** An express app serving `/eve/v1`; mount it with `parent.use(server.app)`. */
   app: Express;
-  manager: SessionManager;
+  sessions: Sessions;
   journal: Journal;
   /**
    * The http server's `'upgrade'` listener: serves `GET /eve/v1/session/:sessionId/ws` (the session
@@ -79,6 +87,8 @@ export class ConfigurationError extends Error {
 }
 
 const DAY = 24 * 60 * 60 * 1000;
+/** How often a cluster member looks for sessions whose instance died. */
+const ORPHAN_SWEEP_MS = 1_000;
 /** JSON bodies carry base64 files, a third larger than their bytes. */
 const JSON_OVERHEAD = 4 / 3;
 
@@ -96,7 +106,8 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   const stream: StreamTimings & WebSocketStreamLimits = { heartbeatMs: 10_000, leaseMs: 60_000, ...DEFAULT_WEBSOCKET_LIMITS, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
   const manager = new SessionManager({ journal, runtime: options.runtime, logger, retentionMs, ...(options.clock ? { now: options.clock } : {}) });
-  const recovered = await manager.recoverInterruptedTurns();
+  const sessions: Sessions = options.cluster ? new ClusteredSessions(manager, options.cluster, journal, logger, ORPHAN_SWEEP_MS) : manager;
+  const recovered = await sessions.recoverInterruptedTurns();
   if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
   if (!options.auth) logger.warn({}, 'route auth is off: anonymous callers are admitted (development mode)');
 
@@ -117,29 +128,29 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
-  api.use(sessionRoutes({ manager, journal, uploads, stream }));
+  api.use(sessionRoutes({ sessions, journal, uploads, stream }));
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
   app.use(EVE_BASE_PATH, api);
 
   const sweep = setInterval(() => {
-    manager.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'retention sweep failed'));
+    sessions.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'retention sweep failed'));
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
-  const webSockets = webSocketStreams({ manager, journal, auth: options.auth, logger, timings: stream, cors: options.cors });
+  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors });
 
   return {
     app,
-    manager,
+    sessions,
     journal,
     handleUpgrade: webSockets.handleUpgrade,
     closeWebSockets: () => webSockets.close(),
     async close() {
       clearInterval(sweep);
       await webSockets.close();
-      await manager.close();
+      await sessions.close();
       await options.runtime.close?.();
       await journal.close();
     },

@@ -134,6 +134,10 @@ function readWebSocketOnce(current) {
     }
     let opened = false;
     const stop = () => socket.close(1000, 'done');
+    const settle = (outcome) => {
+      current.stop.signal.removeEventListener('abort', stop);
+      resolve(outcome);
+    };
     current.stop.signal.addEventListener('abort', stop, { once: true });
     socket.addEventListener('open', () => {
       opened = true;
@@ -143,10 +147,14 @@ function readWebSocketOnce(current) {
       const record = JSON.parse(message.data);
       if (typeof record.$eve !== 'string' && !current.stop.signal.aborted) handleEvent(current, record);
     });
-    socket.addEventListener('close', (event) => {
-      current.stop.signal.removeEventListener('abort', stop);
-      resolve({ opened, code: event.code, reason: event.reason });
+    // A refused upgrade or a blocked connection errors before opening (Chromium fires no close
+    // for a connection its CSP blocks): that socket cannot be opened.
+    socket.addEventListener('error', () => {
+      if (opened) return;
+      socket.close();
+      settle({ opened: false });
     });
+    socket.addEventListener('close', (event) => settle({ opened, code: event.code, reason: event.reason }));
   });
 }
 

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from './errors.ts';
 import type { Journal, JournalLine } from './journal.ts';
 
 const PAGE = 256;
@@ -20,14 +21,23 @@ export async function* followJournal(journal: Journal, sessionId: string, option
   let cursor = options.from;
   let knownTail = -1;
   let wake: (() => void) | undefined;
-  const unsubscribe = journal.subscribe(sessionId, (tail) => {
-    knownTail = Math.max(knownTail, tail);
-    wake?.();
-  });
+  let lost = false;
+  const unsubscribe = journal.subscribe(
+    sessionId,
+    (tail) => {
+      knownTail = Math.max(knownTail, tail);
+      wake?.();
+    },
+    () => {
+      lost = true;
+      wake?.();
+    },
+  );
   const onAbort = () => wake?.();
   signal.addEventListener('abort', onAbort);
   try {
     while (!signal.aborted && (until === undefined || cursor <= until)) {
+      if (lost) throw new StoreUnavailableError('The session store connection dropped.');
       const limit = until === undefined ? PAGE : Math.min(PAGE, until - cursor + 1);
       const page = await journal.read(sessionId, cursor, limit);
       for (const line of page) {
@@ -39,7 +49,7 @@ export async function* followJournal(journal: Journal, sessionId: string, option
       if (until !== undefined) return;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        if (signal.aborted || knownTail >= cursor) resolve();
+        if (signal.aborted || lost || knownTail >= cursor) resolve();
       });
       wake = undefined;
     }

@@ -60,8 +60,11 @@ export interface Journal {
   read(sessionId: string, from: number, limit: number): Promise<JournalLine[]>;
   /** Index of the last event, or -1 when there is none. */
   tail(sessionId: string): Promise<number>;
-  /** Calls `listener` with the new tail after each append to the session, in any process sharing the store. */
-  subscribe(sessionId: string, listener: (tail: number) => void): () => void;
+  /**
+   * Calls `listener` with the new tail after each append to the session, in any process sharing
+   * the store; `lost` when the store can no longer tell (its connection dropped).
+   */
+  subscribe(sessionId: string, listener: (tail: number) => void, lost?: () => void): () => void;
 
   close(): Promise<void>;
 }

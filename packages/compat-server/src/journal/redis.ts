@@ -63,6 +63,7 @@ export class RedisJournal implements Journal {
   readonly #listeners = new TailListeners();
   readonly #recent = new RecentLines();
   readonly #subscriptions = new Map<string, number>();
+  readonly #lostListeners = new Set<() => void>();
 
   constructor(url: string, options: RedisJournalOptions = {}) {
     const connection: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, ...options.redis };
@@ -70,6 +71,10 @@ export class RedisJournal implements Journal {
     this.#subscriber = new Redis(url, { ...connection, enableOfflineQueue: true });
     this.#prefix = options.prefix ?? 'eve:';
     for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
+    // Notifications missed while the connection is down cannot be replayed: followers must end.
+    this.#subscriber.on('close', () => {
+      for (const lost of [...this.#lostListeners]) lost();
+    });
     this.#subscriber.on('message', (channel: string, message: string) => {
       const sessionId = channel.slice(this.#key('appended:').length);
       this.#listeners.notify(sessionId, Number(message));
@@ -167,14 +172,16 @@ export class RedisJournal implements Journal {
     return (await this.#call(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
   }
 
-  subscribe(sessionId: string, listener: (tail: number) => void): () => void {
+  subscribe(sessionId: string, listener: (tail: number) => void, lost?: () => void): () => void {
     const channel = this.#key(`appended:${sessionId}`);
+    if (lost) this.#lostListeners.add(lost);
     const count = this.#subscriptions.get(channel) ?? 0;
     if (count === 0) void this.#subscriber.subscribe(channel).catch(() => undefined);
     this.#subscriptions.set(channel, count + 1);
     const remove = this.#listeners.add(sessionId, listener);
     return () => {
       remove();
+      if (lost) this.#lostListeners.delete(lost);
       const left = (this.#subscriptions.get(channel) ?? 1) - 1;
       if (left > 0) {
         this.#subscriptions.set(channel, left);

@@ -2,14 +2,15 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { HEADERS, ROUTES, type AcceptedBody, type CancelBody, type ControlBody, type ResetBody } from '@eve-flue/eve-protocol';
 import { principalOf } from '../auth/middleware.ts';
 import { toMessageInput, type UploadPolicy } from '../http/message.ts';
-import { cancelBody, createBody, followUpBody, resetBody, streamQuery } from '../http/schemas.ts';
+import { cancelBody, createBody, followUpBody, resetBody } from '../http/schemas.ts';
 import type { Journal } from '../journal/journal.ts';
 import { RequestError } from '../session/errors.ts';
-import type { SessionManager } from '../session/manager.ts';
+import type { Sessions } from '../session/sessions.ts';
 import { writeNdjsonStream, type StreamTimings } from '../stream/ndjson-stream.ts';
+import { resolveStreamPlan } from '../stream/plan.ts';
 
 export interface SessionRoutesOptions {
-  manager: SessionManager;
+  sessions: Sessions;
   journal: Journal;
   uploads: UploadPolicy;
   stream: StreamTimings;
@@ -26,7 +27,7 @@ function jsonBody(request: Request): unknown {
 
 const sessionIdOf = (request: Request): string => String(request.params.sessionId);
 
-export function sessionRoutes({ manager, journal, uploads, stream }: SessionRoutesOptions): Router {
+export function sessionRoutes({ sessions, journal, uploads, stream }: SessionRoutesOptions): Router {
   const router = Router();
   const accepted = (sessionId: string, deliveryId?: string): AcceptedBody => ({
     ok: true,
@@ -38,7 +39,7 @@ export function sessionRoutes({ manager, journal, uploads, stream }: SessionRout
   router.post(ROUTES.sessions, (async (request, response) => {
     const body = createBody.parse(jsonBody(request));
     const input = body.message === undefined ? undefined : toMessageInput(body.message, uploads, body.clientContext);
-    const sessionId = await manager.create(principalOf(request), input, body.operationId);
+    const sessionId = await sessions.create(principalOf(request), input, body.operationId);
     response.status(202).set(HEADERS.sessionId, sessionId).set('cache-control', 'no-store').json(accepted(sessionId));
   }) satisfies RequestHandler);
 
@@ -46,8 +47,8 @@ export function sessionRoutes({ manager, journal, uploads, stream }: SessionRout
     const sessionId = sessionIdOf(request);
     const body = followUpBody.parse(jsonBody(request));
     const deliveryId = body.inputResponses
-      ? await manager.respond(sessionId, body.inputResponses)
-      : await manager.send(
+      ? await sessions.respond(sessionId, body.inputResponses)
+      : await sessions.send(
           sessionId,
           principalOf(request),
           toMessageInput(body.message!, uploads, body.clientContext),
@@ -59,14 +60,14 @@ export function sessionRoutes({ manager, journal, uploads, stream }: SessionRout
   router.post(ROUTES.cancel, (async (request, response) => {
     const sessionId = sessionIdOf(request);
     const { turnId } = cancelBody.parse(jsonBody(request));
-    const status = await manager.cancel(sessionId, turnId);
+    const status = await sessions.cancel(sessionId, turnId);
     const body: CancelBody = status === 'accepted' ? { ok: true, status, sessionId } : { ok: true, status };
     response.status(status === 'accepted' ? 202 : 200).json(body);
   }) satisfies RequestHandler);
 
   for (const [route, control] of [
-    [ROUTES.clear, (id: string) => manager.clear(id)],
-    [ROUTES.compact, (id: string) => manager.compact(id)],
+    [ROUTES.clear, (id: string) => sessions.clear(id)],
+    [ROUTES.compact, (id: string) => sessions.compact(id)],
   ] as const) {
     router.post(route, (async (request, response) => {
       const sessionId = sessionIdOf(request);
@@ -80,32 +81,14 @@ export function sessionRoutes({ manager, journal, uploads, stream }: SessionRout
   router.post(ROUTES.reset, (async (request, response) => {
     const sessionId = sessionIdOf(request);
     resetBody.parse(jsonBody(request));
-    const status = await manager.reset(sessionId);
+    const status = await sessions.reset(sessionId);
     const body: ResetBody = status === 'reset' ? { ok: true, status, previousSessionId: sessionId } : { ok: true, status };
     response.status(200).json(body);
   }) satisfies RequestHandler);
 
   router.get(ROUTES.stream, (async (request, response) => {
-    const sessionId = sessionIdOf(request);
-    const query = streamQuery.parse(request.query);
-    const access = await manager.streamAccess(sessionId);
-    if (access === 'not_found') throw new RequestError(404, 'session_not_found', 'Session not found.');
-    if (access === 'expired') throw new RequestError(410, 'session_expired', 'The session ended and its stream is past retention.');
-    const tail = await journal.tail(sessionId);
-    const startIndex = query.startIndex ?? 0;
-    const from = startIndex >= 0 ? startIndex : Math.max(0, tail + 1 + startIndex);
-    const bounded = query.follow === false || query.includeTailIndex === true;
-    await writeNdjsonStream(
-      journal,
-      response,
-      {
-        sessionId,
-        from,
-        ...(bounded ? { until: tail, tail } : {}),
-        leased: query.streamControlVersion === '1' && startIndex >= 0,
-      },
-      stream,
-    );
+    const plan = await resolveStreamPlan(sessions, journal, sessionIdOf(request), request.query);
+    await writeNdjsonStream(journal, response, plan, stream);
   }) satisfies RequestHandler);
 
   return router;

@@ -2,22 +2,13 @@ import type { ServerResponse } from 'node:http';
 import { HEADERS, HEARTBEAT_LINE, isTerminal, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
+import type { StreamPlan } from './plan.ts';
 
 export interface StreamTimings {
   /** Longest silence before a heartbeat line; the client drops a connection after 15 s. */
   heartbeatMs: number;
   /** How long a leased response (`streamControlVersion=1`) lasts before the client renews it. */
   leaseMs: number;
-}
-
-export interface StreamPlan {
-  sessionId: string;
-  from: number;
-  /** Last index to send, for bounded reads; absent to follow live appends. */
-  until?: number;
-  /** Report the tail in `x-eve-stream-tail-index`. */
-  tail?: number;
-  leased: boolean;
 }
 
 /**

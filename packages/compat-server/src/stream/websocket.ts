@@ -7,13 +7,13 @@ import { ZodError } from 'zod';
 import { EVE_BASE_PATH, errorBody, isTerminal, type ErrorCode } from '@eve-flue/eve-protocol';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { describeZodError } from '../http/errors.ts';
-import { streamQuery } from '../http/schemas.ts';
+import { StoreUnavailableError } from '../journal/errors.ts';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import { RequestError } from '../session/errors.ts';
-import type { SessionManager } from '../session/manager.ts';
-import type { StreamPlan, StreamTimings } from './ndjson-stream.ts';
+import type { StreamTimings } from './ndjson-stream.ts';
+import { resolveStreamPlan, type StreamAccess, type StreamPlan } from './plan.ts';
 
 /** The subprotocol a client offers and the server answers with. */
 export const WEBSOCKET_PROTOCOL = 'eve.v1';
@@ -40,36 +40,8 @@ export interface WebSocketStreamLimits {
 
 export const DEFAULT_WEBSOCKET_LIMITS: WebSocketStreamLimits = { maxBufferedBytes: 1024 * 1024, slowReaderGraceMs: 5_000 };
 
-/**
- * The plan both stream routes follow for `GET …/stream` and `GET …/ws`: validates the query (a
- * `ZodError`, 400), checks the session can be read (`RequestError` 404 / 410), and resolves the
- * cursor: `startIndex` absolute or negative (`max(0, tail + 1 + n)`), bounded at the current
- * tail for `follow=false` or `includeTailIndex=1`.
- */
-export async function resolveStreamPlan(
-  manager: Pick<SessionManager, 'streamAccess'>,
-  journal: Journal,
-  sessionId: string,
-  rawQuery: unknown,
-): Promise<StreamPlan> {
-  const query = streamQuery.parse(rawQuery);
-  const access = await manager.streamAccess(sessionId);
-  if (access === 'not_found') throw new RequestError(404, 'session_not_found', 'Session not found.');
-  if (access === 'expired') throw new RequestError(410, 'session_expired', 'The session ended and its stream is past retention.');
-  const tail = await journal.tail(sessionId);
-  const startIndex = query.startIndex ?? 0;
-  const from = startIndex >= 0 ? startIndex : Math.max(0, tail + 1 + startIndex);
-  const bounded = query.follow === false || query.includeTailIndex === true;
-  return {
-    sessionId,
-    from,
-    ...(bounded ? { until: tail, tail } : {}),
-    leased: query.streamControlVersion === '1' && startIndex >= 0,
-  };
-}
-
 export interface WebSocketStreamsOptions {
-  manager: SessionManager;
+  sessions: StreamAccess;
   journal: Journal;
   /** Route auth; undefined admits anonymous callers (development only). */
   auth: RouteAuth | undefined;
@@ -86,6 +58,15 @@ export interface WebSocketStreams {
   close(): Promise<void>;
 }
 
+/**
+ * For the http server's `shouldUpgradeCallback` (Node ≥ 24.9): only WebSocket upgrades reach
+ * `handleUpgrade`; others (e.g. curl's `Upgrade: h2c`) stay ordinary requests for the app, instead
+ * of a 404 because an `'upgrade'` listener exists.
+ */
+export function isWebSocketUpgrade(request: IncomingMessage): boolean {
+  return request.headers.upgrade?.toLowerCase() === 'websocket';
+}
+
 const STREAM_PATH = new RegExp(`^${EVE_BASE_PATH}/session/([^/]+)/ws/?$`);
 const SHUTDOWN_GRACE_MS = 1_000;
 
@@ -94,7 +75,7 @@ const SHUTDOWN_GRACE_MS = 1_000;
  * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
  * upgrade. Each text frame is one journal line without its newline.
  */
-export function webSocketStreams({ manager, journal, auth, logger, timings, cors }: WebSocketStreamsOptions): WebSocketStreams {
+export function webSocketStreams({ sessions, journal, auth, logger, timings, cors }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: 64 * 1024,
@@ -134,10 +115,14 @@ export function webSocketStreams({ manager, journal, auth, logger, timings, cors
     }
     let plan: StreamPlan;
     try {
-      plan = await resolveStreamPlan(manager, journal, sessionId, query);
+      plan = await resolveStreamPlan(sessions, journal, sessionId, query);
     } catch (error) {
       if (error instanceof ZodError) return refuse(socket, 400, 'invalid_request', describeZodError(error));
       if (error instanceof RequestError) return refuse(socket, error.status, error.code, error.message);
+      if (error instanceof StoreUnavailableError) {
+        logger.warn({ err: error, path }, 'session store unavailable');
+        return refuse(socket, 503, 'service_unavailable', 'The session store is unavailable; try again shortly.');
+      }
       throw error;
     }
     if (socket.destroyed) return;
@@ -167,8 +152,11 @@ export function webSocketStreams({ manager, journal, auth, logger, timings, cors
     });
     logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
     pump(ws, plan, path, stop.signal).catch((error: unknown) => {
-      logger.error({ err: error, path }, 'websocket stream failed');
-      if (ws.readyState === ws.OPEN) ws.close(1011, 'stream failed');
+      // 1013 (try again later) when the store is down, else 1011; either way, resume from the cursor.
+      const unavailable = error instanceof StoreUnavailableError;
+      if (unavailable) logger.warn({ err: error, path }, 'session store unavailable; websocket stream closed');
+      else logger.error({ err: error, path }, 'websocket stream failed');
+      if (ws.readyState === ws.OPEN) ws.close(unavailable ? 1013 : 1011, unavailable ? 'store unavailable' : 'stream failed');
     });
   }
 
@@ -188,7 +176,7 @@ export function webSocketStreams({ manager, journal, auth, logger, timings, cors
         break;
       }
       if (ws.bufferedAmount > timings.maxBufferedBytes && !(await settlesWithin(flushed, timings.slowReaderGraceMs, signal))) {
-        if (signal.aborted) return;
+        if (signal.aborted || ws.readyState !== ws.OPEN) return;
         const resumeAt = line.index + 1;
         logger.info({ path, resumeAt, bufferedAmount: ws.bufferedAmount }, 'slow websocket reader cut off');
         ws.close(SLOW_READER_CLOSE_CODE, `slow reader: resume at startIndex=${resumeAt}`);
