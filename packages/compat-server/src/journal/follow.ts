@@ -50,6 +50,7 @@ export async function* followJournal(journal: Journal, sessionId: string, option
       await new Promise<void>((resolve) => {
         wake = resolve;
         if (signal.aborted || lost || knownTail >= cursor) resolve();
+        else if (journal.pollIntervalMs) setTimeout(resolve, journal.pollIntervalMs).unref();
       });
       wake = undefined;
     }

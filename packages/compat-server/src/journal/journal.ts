@@ -42,6 +42,11 @@ export interface AppendOptions {
  */
 export interface Journal {
   /**
+   * Set when append notifications can be lost (pub/sub is at-most-once): followers then also
+   * look for new events this often while they wait.
+   */
+  readonly pollIntervalMs?: number;
+  /**
    * Stores a new session. With an `operationKey` already owned by an open session, stores
    * nothing and returns that session instead (create-once semantics).
    */

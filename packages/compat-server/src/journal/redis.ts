@@ -57,6 +57,7 @@ export interface RedisJournalOptions {
  * Redis is unreachable (no offline queue), surfacing as StoreUnavailableError.
  */
 export class RedisJournal implements Journal {
+  readonly pollIntervalMs = 1_000;
   readonly #redis: Redis;
   readonly #subscriber: Redis;
   readonly #prefix: string;
@@ -68,7 +69,13 @@ export class RedisJournal implements Journal {
   constructor(url: string, options: RedisJournalOptions = {}) {
     const connection: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, ...options.redis };
     this.#redis = new Redis(url, connection);
-    this.#subscriber = new Redis(url, { ...connection, enableOfflineQueue: true });
+    // Subscriptions are restored by hand on each (re)connect, from the set of channels wanted now:
+    // a queued unsubscribe replayed after a resubscribe would silently drop a live channel.
+    this.#subscriber = new Redis(url, { ...connection, autoResubscribe: false });
+    this.#subscriber.on('ready', () => {
+      const channels = [...this.#subscriptions.keys()];
+      if (channels.length > 0) void this.#subscriber.subscribe(...channels).catch(() => undefined);
+    });
     this.#prefix = options.prefix ?? 'eve:';
     for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
     // Notifications missed while the connection is down cannot be replayed: followers must end.
@@ -176,7 +183,7 @@ export class RedisJournal implements Journal {
     const channel = this.#key(`appended:${sessionId}`);
     if (lost) this.#lostListeners.add(lost);
     const count = this.#subscriptions.get(channel) ?? 0;
-    if (count === 0) void this.#subscriber.subscribe(channel).catch(() => undefined);
+    if (count === 0 && this.#subscriber.status === 'ready') void this.#subscriber.subscribe(channel).catch(() => undefined);
     this.#subscriptions.set(channel, count + 1);
     const remove = this.#listeners.add(sessionId, listener);
     return () => {
@@ -188,7 +195,7 @@ export class RedisJournal implements Journal {
         return;
       }
       this.#subscriptions.delete(channel);
-      void this.#subscriber.unsubscribe(channel).catch(() => undefined);
+      if (this.#subscriber.status === 'ready') void this.#subscriber.unsubscribe(channel).catch(() => undefined);
     };
   }
 

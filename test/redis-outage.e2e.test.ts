@@ -1,0 +1,66 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { Client } from 'eve/client';
+import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
+import { collect } from './support/events.ts';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+
+const REDIS = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const PREFIX = `eve-outage-test:${randomUUID()}:`;
+let proxy: TcpProxy;
+let bridge: DemoBridge;
+
+beforeAll(async () => {
+  proxy = await startTcpProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) });
+  bridge = await startDemoBridge({ store: { redis: `redis://127.0.0.1:${proxy.port}`, prefix: PREFIX }, tokenKey: randomBytes(32).toString('base64') });
+});
+
+afterAll(async () => {
+  await bridge?.close();
+  await proxy?.close();
+  const redis = new Redis(REDIS.href);
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+test('without Redis, requests fail fast with 503 service_unavailable, open streams end, and nothing is half-written', async () => {
+  const client = new Client({ host: bridge.url });
+  const { session, response } = await client.sessions.create({ message: 'before the outage' });
+  const before = await response!.result();
+  const sessionId = session.state.sessionId;
+
+  const stream = await fetch(`${bridge.url}/eve/v1/session/${sessionId}/stream?startIndex=${before.events.length}`);
+  const streamEnded = stream.text();
+  await proxy.cut();
+
+  const started = Date.now();
+  const refused = await fetch(`${bridge.url}/eve/v1/session/${sessionId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: 'during the outage' }),
+  });
+  expect(Date.now() - started).toBeLessThan(2_000);
+  expect(refused.status).toBe(503);
+  expect(await refused.json()).toEqual({ ok: false, code: 'service_unavailable', error: expect.any(String) });
+  expect((await fetch(`${bridge.url}/eve/v1/session`, { method: 'POST' })).status).toBe(503);
+  await streamEnded;
+
+  await proxy.restore();
+  // Once Redis is back the same session takes messages again, and its log is whole.
+  let after;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      after = await (await client.sessions.attach(sessionId, { streamIndex: before.events.length }).send('after the outage')).result();
+      break;
+    } catch (error) {
+      if (attempt > 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100)); // ioredis reconnects on its own schedule
+    }
+  }
+  expect(after.message).toBe('Echo: after the outage');
+  const all = await collect(client.sessions.attach(sessionId).stream({ startIndex: 0, follow: false }));
+  expect(all.map((e) => (e as unknown as { streamIndex: number }).streamIndex)).toEqual(all.map((_, i) => i));
+  expect(all.map((e) => e.type).filter((t) => t === 'message.received')).toHaveLength(2);
+});
