@@ -1,6 +1,7 @@
 /**
- * Events/s for one session fanned out to 100 NDJSON readers through the compat server, against
- * a bare node:http NDJSON writer doing the least possible work, in the same run.
+ * Events/s for one session fanned out to 100 readers through the compat server, over NDJSON and
+ * over WebSocket, against a bare node:http NDJSON writer doing the least possible work, in the
+ * same run.
  * Run: pnpm bench (or node bench/fanout.ts [events] [readers]).
  */
 import { once } from 'node:events';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { createCompatServer, MemoryJournal, SqliteJournal, type Journal } from '@eve-flue/compat-server';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import { ScriptedRuntime } from '../test/support/scripted-runtime.ts';
-import { countLines, fmt, openReaders } from './lib.ts';
+import { countFrames, countLines, fmt, openReaders, openWebSocketReaders } from './lib.ts';
 
 const EVENTS = Number(process.argv[2] ?? 20_000);
 const READERS = Number(process.argv[3] ?? 100);
@@ -51,13 +52,21 @@ async function bareNodeHttp(): Promise<number> {
   return EVENTS / seconds;
 }
 
-async function compat(journal: Journal): Promise<number> {
-  const compatServer = await createCompatServer({ runtime: new ScriptedRuntime(), journal, mode: 'development', stream: { heartbeatMs: 60_000, leaseMs: 600_000 } });
+async function compat(journal: Journal, transport: 'ndjson' | 'websocket' = 'ndjson'): Promise<number> {
+  const compatServer = await createCompatServer({
+    runtime: new ScriptedRuntime(),
+    journal,
+    mode: 'development',
+    stream: { heartbeatMs: 60_000, leaseMs: 600_000, maxBufferedBytes: 64 * 1024 * 1024 },
+  });
   const server = createServer(compatServer.app);
+  server.on('upgrade', compatServer.handleUpgrade);
   const url = await listen(server);
   const sessionId = await compatServer.sessions.create(undefined, undefined);
-  const readers = await openReaders(`${url}/eve/v1/session/${sessionId}/stream`, READERS);
-  const done = Promise.all(readers.map((r) => countLines(r, EVENTS)));
+  const done =
+    transport === 'ndjson'
+      ? Promise.all((await openReaders(`${url}/eve/v1/session/${sessionId}/stream`, READERS)).map((r) => countLines(r, EVENTS)))
+      : Promise.all((await openWebSocketReaders(`${url.replace('http', 'ws')}/eve/v1/session/${sessionId}/ws`, READERS)).map((s) => countFrames(s, EVENTS)));
   const started = performance.now();
   for (let i = 0; i < EVENTS; i += 64) {
     await journal.append(sessionId, Array.from({ length: Math.min(64, EVENTS - i) }, (_, k) => delta(i + k)));
@@ -73,13 +82,15 @@ async function compat(journal: Journal): Promise<number> {
 
 const dir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-'));
 try {
-  console.log(`one session, ${fmt(EVENTS)} events, ${READERS} NDJSON readers (Node ${process.version})`);
+  console.log(`one session, ${fmt(EVENTS)} events, ${READERS} readers (Node ${process.version})`);
   const bare = await bareNodeHttp();
   const memory = await compat(new MemoryJournal());
   const sqlite = await compat(new SqliteJournal(join(dir, 'bench.db')));
-  console.log(`bare node:http writer      ${fmt(bare).padStart(9)} events/s`);
-  console.log(`compat server, memory      ${fmt(memory).padStart(9)} events/s  (${(memory / bare).toFixed(2)} of bare)`);
-  console.log(`compat server, SQLite      ${fmt(sqlite).padStart(9)} events/s  (${(sqlite / bare).toFixed(2)} of bare)`);
+  const webSocket = await compat(new MemoryJournal(), 'websocket');
+  console.log(`bare node:http writer           ${fmt(bare).padStart(9)} events/s`);
+  console.log(`compat NDJSON, memory journal   ${fmt(memory).padStart(9)} events/s  (${(memory / bare).toFixed(2)} of bare)`);
+  console.log(`compat NDJSON, SQLite journal   ${fmt(sqlite).padStart(9)} events/s  (${(sqlite / bare).toFixed(2)} of bare)`);
+  console.log(`compat WebSocket, memory        ${fmt(webSocket).padStart(9)} events/s  (${(webSocket / memory).toFixed(2)} of NDJSON)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

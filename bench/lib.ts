@@ -34,3 +34,32 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 export const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** Opens `count` WebSocket readers and resolves once all are open. */
+export async function openWebSocketReaders(url: string, count: number): Promise<import('ws').WebSocket[]> {
+  const { WebSocket } = await import('ws');
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<import('ws').WebSocket>((resolve, reject) => {
+          const socket = new WebSocket(url, ['eve.v1']);
+          socket.once('open', () => resolve(socket));
+          socket.once('error', reject);
+        }),
+    ),
+  );
+}
+
+/** Resolves when a WebSocket reader has received `frames` messages. */
+export function countFrames(socket: import('ws').WebSocket, frames: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    socket.on('message', () => {
+      if (++seen >= frames) {
+        resolve();
+        socket.terminate();
+      }
+    });
+  });
+}
