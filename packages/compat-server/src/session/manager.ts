@@ -1,5 +1,6 @@
 import type { EveEventDraft, InputResponse } from '@eve-flue/eve-protocol';
 import type { Principal } from '../auth/route-auth.ts';
+import { StoreUnavailableError } from '../journal/errors.ts';
 import type { Journal, SessionRecord } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import { RequestError, sessionNotActive } from './errors.ts';
@@ -248,15 +249,16 @@ export class SessionManager implements Sessions {
   async #runTurn(session: LiveSession, message: UserMessage): Promise<void> {
     const { record, log } = session;
     const turn = new Turn(log, record.turnCount, message);
-    session.turn = turn;
-    record.turnCount += 1;
-    record.activeTurn = { turnId: turn.turnId, sequence: turn.sequence, deliveryIds: [...turn.deliveryIds] };
     const opening: EveEventDraft[] = [
       ...(turn.sequence === 0 ? [{ type: 'session.started', data: {} } as const] : []),
       { type: 'turn.started', data: turn.coordinates },
       { type: 'message.received', data: { ...turn.coordinates, message: message.text, parts: message.parts } },
     ];
-    await log.write(opening, turn.deliveryIds, record);
+    const started = { ...record, turnCount: record.turnCount + 1, activeTurn: { turnId: turn.turnId, sequence: turn.sequence, deliveryIds: [...turn.deliveryIds] } };
+    // The turn exists only once its opening is journaled; a store that is briefly away gets a few tries.
+    await withStoreRetries(() => log.write(opening, turn.deliveryIds, started));
+    Object.assign(record, started);
+    session.turn = turn;
 
     let ending: EveEventDraft;
     let failed = false;
@@ -329,6 +331,18 @@ export class SessionManager implements Sessions {
     await log.write([{ type: 'session.completed', data: {} }], [], record);
     this.#live.delete(record.id);
     await this.#runtime.endSession?.(record.id);
+  }
+}
+
+/** Tries a write again while the store is unavailable, for a few seconds at most. */
+async function withStoreRetries<T>(write: () => Promise<T>): Promise<T> {
+  for (let delay = 100; ; delay *= 2) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || delay > 3_200) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }
 
