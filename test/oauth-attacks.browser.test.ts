@@ -1,36 +1,21 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Browser } from 'playwright-core';
-import { Client } from 'eve/client';
-import { launchChromium } from './support/browser.ts';
-import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
+import { describe, expect, test } from '@jest/globals';
+import { useDemoWithBrowser } from './support/demo-with-browser.ts';
 import { eventCount, openStartLink, parkOnSignIn, type ParkedSignIn } from './support/parked.ts';
 
-let bridge: DemoBridge;
-let browser: Browser;
-let client: Client;
-
-beforeAll(async () => {
-  [bridge, browser] = await Promise.all([startDemoBridge(), launchChromium()]);
-  client = new Client({ host: bridge.url });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await bridge?.close();
-});
+const demo = useDemoWithBrowser();
 
 const callback = (query: Record<string, string>, cookie?: string) =>
-  fetch(`${bridge.url}/eve/v1/oauth/callback?${new URLSearchParams(query)}`, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+  fetch(`${demo.bridge.url}/eve/v1/oauth/callback?${new URLSearchParams(query)}`, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
 
 /** Nothing happened: no event on the session, no token held, the turn still parked. */
 async function expectUntouched(parked: ParkedSignIn, eventsBefore: number): Promise<void> {
   expect(await eventCount(parked.session)).toBe(eventsBefore);
-  expect(await bridge.broker.token('demo', `session:${parked.session.state.sessionId}`)).toBeUndefined();
+  expect(await demo.bridge.broker.token('demo', `session:${parked.session.state.sessionId}`)).toBeUndefined();
 }
 
 describe('callbacks that are refused with a 4xx and change nothing', () => {
   test('a forged state', async () => {
-    const parked = await parkOnSignIn(client);
+    const parked = await parkOnSignIn(demo.client);
     const { cookie } = await openStartLink(parked.startUrl);
     const before = await eventCount(parked.session);
     const response = await callback({ code: 'stolen-code', state: `${parked.attemptId}.${'A'.repeat(43)}` }, cookie);
@@ -43,7 +28,7 @@ describe('callbacks that are refused with a 4xx and change nothing', () => {
   });
 
   test('a state from a browser that never opened the start link', async () => {
-    const parked = await parkOnSignIn(client);
+    const parked = await parkOnSignIn(demo.client);
     const { state } = await openStartLink(parked.startUrl);
     const before = await eventCount(parked.session);
     expect((await callback({ code: 'some-code', state })).status).toBe(400);
@@ -51,8 +36,8 @@ describe('callbacks that are refused with a 4xx and change nothing', () => {
   });
 
   test('another session’s state, in a browser bound to this session’s sign-in', async () => {
-    const mine = await parkOnSignIn(client);
-    const theirs = await parkOnSignIn(client);
+    const mine = await parkOnSignIn(demo.client);
+    const theirs = await parkOnSignIn(demo.client);
     const { cookie: myCookie } = await openStartLink(mine.startUrl);
     const { state: theirState } = await openStartLink(theirs.startUrl);
     const [mineBefore, theirsBefore] = [await eventCount(mine.session), await eventCount(theirs.session)];
@@ -62,7 +47,7 @@ describe('callbacks that are refused with a 4xx and change nothing', () => {
   });
 
   test('a callback without a code', async () => {
-    const parked = await parkOnSignIn(client);
+    const parked = await parkOnSignIn(demo.client);
     const { cookie, state } = await openStartLink(parked.startUrl);
     const before = await eventCount(parked.session);
     expect((await callback({ state }, cookie)).status).toBe(400);
@@ -70,11 +55,11 @@ describe('callbacks that are refused with a 4xx and change nothing', () => {
   });
 
   test('a tampered redirect URI is refused by the provider and never reaches the bridge', async () => {
-    const parked = await parkOnSignIn(client);
+    const parked = await parkOnSignIn(demo.client);
     const { providerUrl } = await openStartLink(parked.startUrl);
     const before = await eventCount(parked.session);
     providerUrl.searchParams.set('redirect_uri', 'http://127.0.0.1:9/steal');
-    const context = await browser.newContext();
+    const context = await demo.browser.newContext();
     const page = await context.newPage();
     const answer = await page.goto(providerUrl.href);
     expect(answer?.status()).toBe(400);
@@ -84,8 +69,8 @@ describe('callbacks that are refused with a 4xx and change nothing', () => {
   });
 
   test('a replayed callback', async () => {
-    const parked = await parkOnSignIn(client);
-    const context = await browser.newContext();
+    const parked = await parkOnSignIn(demo.client);
+    const context = await demo.browser.newContext();
     const page = await context.newPage();
     let callbackUrl = '';
     page.on('request', (request) => {
@@ -104,7 +89,7 @@ describe('callbacks that are refused with a 4xx and change nothing', () => {
 });
 
 test('the callback page and the start link keep secrets out of the browser', async () => {
-  const parked = await parkOnSignIn(client);
+  const parked = await parkOnSignIn(demo.client);
   const start = await fetch(parked.startUrl, { redirect: 'manual' });
   expect(start.status).toBe(302);
   const setCookie = start.headers.getSetCookie()[0]!;

@@ -1,35 +1,20 @@
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import type { Browser } from 'playwright-core';
-import { Client } from 'eve/client';
-import { launchChromium } from './support/browser.ts';
-import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
+import { expect, test } from '@jest/globals';
+import { useDemoWithBrowser } from './support/demo-with-browser.ts';
 import { readUntil } from './support/events.ts';
 import { answerSignIn } from './support/sign-in.ts';
 
-let bridge: DemoBridge;
-let browser: Browser;
-let client: Client;
-
-beforeAll(async () => {
-  [bridge, browser] = await Promise.all([startDemoBridge(), launchChromium()]);
-  client = new Client({ host: bridge.url });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await bridge?.close();
-});
+const demo = useDemoWithBrowser();
 
 type AnyEvent = { type: string; data: Record<string, unknown> };
 const WHOAMI = '/tool connection__demo__whoami {}';
 
 /** Sends a message and, once the stream asks for a sign-in, answers it in the browser. */
 async function sendAndSignIn(message: string, button: 'Approve' | 'Deny') {
-  const { session, response } = await client.sessions.create({ message });
+  const { session, response } = await demo.client.sessions.create({ message });
   const result = response!.result();
   const seen = (await readUntil(session.stream({ startIndex: 0 }), (e) => e.type === 'authorization.required')) as AnyEvent[];
   const required = seen.at(-1)!;
-  const page = await answerSignIn(browser, (required.data.authorization as { url: string }).url, button);
+  const page = await answerSignIn(demo.browser, (required.data.authorization as { url: string }).url, button);
   return { session, required, page, result: await result };
 }
 
@@ -42,7 +27,7 @@ test('a protected tool parks the turn, the person approves in the browser, and t
     description: 'Authorization required for demo',
     attemptId: expect.stringMatching(/^att_/),
     authorization: { displayName: 'Demo', url: expect.stringMatching(/\/eve\/v1\/oauth\/start\/att_/), expiresAt: expect.any(String) },
-    webhookUrl: `${bridge.publicUrl}/eve/v1/oauth/callback`,
+    webhookUrl: `${demo.bridge.publicUrl}/eve/v1/oauth/callback`,
   });
   expect(required.data.authUrl).toBe((required.data.authorization as { url: string }).url);
 
@@ -78,16 +63,16 @@ test('the caller sees each connection’s state, and can sign out', async () => 
   expect(result.message).toBe('Tool connection__demo__whoami returned: demo-user');
   const sessionId = session.state.sessionId;
   const status = async (query = `?sessionId=${sessionId}`) =>
-    ((await (await fetch(`${bridge.url}/eve/v1/connections${query}`)).json()) as { connections: { name: string; state: string; tools: string[]; missing: string[] }[] }).connections;
+    ((await (await fetch(`${demo.bridge.url}/eve/v1/connections${query}`)).json()) as { connections: { name: string; state: string; tools: string[]; missing: string[] }[] }).connections;
   expect(await status()).toEqual([
     { name: 'demo', state: 'ready', tools: ['connection__demo__echo', 'connection__demo__whoami'], missing: [] },
   ]);
   expect((await status(''))[0]).toMatchObject({ state: 'needs_sign_in', missing: [expect.stringMatching(/^sign in to demo/)] });
 
-  const signOut = await fetch(`${bridge.url}/eve/v1/connections/demo/authorization?sessionId=${sessionId}`, { method: 'DELETE' });
+  const signOut = await fetch(`${demo.bridge.url}/eve/v1/connections/demo/authorization?sessionId=${sessionId}`, { method: 'DELETE' });
   expect(await signOut.json()).toEqual({ ok: true, status: 'signed_out', revoked: true });
   expect((await status())[0]!.state).toBe('needs_sign_in');
-  const unknown = await fetch(`${bridge.url}/eve/v1/connections/nope/authorization`, { method: 'DELETE' });
+  const unknown = await fetch(`${demo.bridge.url}/eve/v1/connections/nope/authorization`, { method: 'DELETE' });
   expect(unknown.status).toBe(404);
   expect(await unknown.json()).toMatchObject({ ok: false, code: 'not_found' });
 
