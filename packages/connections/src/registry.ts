@@ -84,7 +84,7 @@ export class ConnectionRegistry {
   /** Records that a connection could not be used (from a listing or from the agent runtime). */
   markUnavailable(name: string, reason: string): void {
     const entry = this.#entries.get(name);
-    if (!entry || entry.state === 'needs_sign_in') return;
+    if (!entry) return;
     entry.state = 'error';
     entry.missing = [`the server is unavailable: ${reason}`];
   }
@@ -93,13 +93,6 @@ export class ConnectionRegistry {
   requireSetup(name: string, missing: string): void {
     const entry = this.#entries.get(name);
     if (entry) entry.setup = missing;
-  }
-
-  markNeedsSignIn(name: string, missing: string): void {
-    const entry = this.#entries.get(name);
-    if (!entry) return;
-    entry.state = 'needs_sign_in';
-    entry.missing = [missing];
   }
 
   status(): ConnectionStatus[] {

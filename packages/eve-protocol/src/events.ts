@@ -133,7 +133,6 @@ export type EveEventType = keyof EveEventDataMap;
 
 /** An event before the journal gives it an envelope: what producers build. */
 export type EveEventDraft = { [T in EveEventType]: { type: T; data: EveEventDataMap[T] } }[EveEventType];
-export type EveEventDraftOf<T extends EveEventType> = Extract<EveEventDraft, { type: T }>;
 
 /** Events after which the client's `result()` returns: the turn's boundary as Eve defines it. */
 export const TERMINAL_EVENT_TYPES: ReadonlySet<EveEventType> = new Set(['session.completed', 'session.failed']);
