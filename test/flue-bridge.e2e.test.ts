@@ -42,6 +42,17 @@ describe('a real Flue agent behind the Eve API', () => {
     expect(typesOf(result.events)).toEqual(expect.arrayContaining(['step.started', 'message.completed', 'step.completed', 'turn.completed']));
   });
 
+  test('reasoning streams as reasoning.appended, then reasoning.completed, before the reply', async () => {
+    const { response } = await client.sessions.create({ message: '/think tea' });
+    const result = await response!.result();
+    const deltas = dataOf<{ reasoningDelta: string }>(result.events, 'reasoning.appended').map((d) => d.reasoningDelta);
+    expect(deltas.join('')).toBe('Considering tea step by step.');
+    expect(dataOf(result.events, 'reasoning.completed')).toEqual([expect.objectContaining({ reasoning: 'Considering tea step by step.' })]);
+    const types = typesOf(result.events);
+    expect(types.indexOf('reasoning.completed')).toBeLessThan(types.indexOf('message.completed'));
+    expect(result.message).toBe('Thought about tea.');
+  });
+
   test('the Flue instance keeps the conversation across turns', async () => {
     const { session, response } = await client.sessions.create({ message: 'first' });
     await response!.result();

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '@eve-flue/compat-server';
-import { startBridge, startDemoStack, type BridgeConfig, type DemoStack, type RunningBridge } from '@eve-flue/bridge';
+import { startBridge, startDemoStack, type BridgeConfig, type DemoStack, type DemoStackOptions, type RunningBridge } from '@eve-flue/bridge';
 
 export interface DemoBridge extends RunningBridge {
   mcpUrl: string;
@@ -13,9 +13,10 @@ export interface DemoBridge extends RunningBridge {
 export async function startDemoBridge(
   overrides: Partial<BridgeConfig> | ((demo: DemoStack) => Partial<BridgeConfig> | Promise<Partial<BridgeConfig>>) = {},
   logger: Logger = silentLogger,
+  stack: DemoStackOptions = {},
 ): Promise<DemoBridge> {
   const dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-demo-'));
-  const demo = await startDemoStack({ dataDir, port: 0, mode: 'development' });
+  const demo = await startDemoStack({ dataDir, port: 0, mode: 'development' }, stack);
   const config = { ...demo.config, ...(typeof overrides === 'function' ? await overrides(demo) : overrides) };
   const bridge = await startBridge(config, { logger });
   return {

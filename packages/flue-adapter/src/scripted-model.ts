@@ -1,4 +1,4 @@
-import { fauxAssistantMessage, fauxProvider, fauxToolCall } from '@earendil-works/pi-ai';
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCall } from '@earendil-works/pi-ai';
 
 /**
  * A deterministic model for the embedded demo and the tests, on pi-ai's faux provider (the
@@ -6,6 +6,7 @@ import { fauxAssistantMessage, fauxProvider, fauxToolCall } from '@earendil-work
  * - `/tool <name> <json>`: calls tool `<name>` (Eve or Flue name) with the JSON arguments, then
  *   replies `Tool <eve-name> returned: <result text>`;
  * - `/sleep <ms>`: streams text in small deltas for about that long;
+ * - `/think <topic>`: reasons about the topic first, then replies `Thought about <topic>.`;
  * - `/fail`: the model call fails;
  * - anything else: `Echo: <message>`, in several deltas.
  * Text streams at a fixed pace, four characters a delta.
@@ -76,6 +77,8 @@ export function createScriptedModel() {
       const characters = Math.max(1, Math.round((Number(sleep[1]) / 1000) * TOKENS_PER_SECOND)) * CHARS_PER_TOKEN;
       return fauxAssistantMessage('z'.repeat(characters - 1) + '.');
     }
+    const think = /^\/think\s+(.*)$/s.exec(text);
+    if (think) return fauxAssistantMessage([fauxThinking(`Considering ${think[1]} step by step.`), fauxText(`Thought about ${think[1]}.`)]);
     if (text.startsWith('/fail')) return fauxAssistantMessage([], { stopReason: 'error', errorMessage: 'The scripted model failed on purpose.' });
     return fauxAssistantMessage(`Echo: ${text}`);
   };
