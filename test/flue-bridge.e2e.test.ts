@@ -53,6 +53,19 @@ describe('a real Flue agent behind the Eve API', () => {
     expect(result.message).toBe('Thought about tea.');
   });
 
+  test('an inline image reaches the model as an attachment; other files as a note naming them', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
+    const { response } = await client.sessions.create({
+      message: [
+        { type: 'text', text: 'look' },
+        { type: 'file', mediaType: 'image/png', filename: 'dot.png', data: png },
+        { type: 'file', mediaType: 'application/pdf', filename: 'report.pdf', data: 'data:application/pdf;base64,JVBERi0=' },
+      ],
+    });
+    const result = await response!.result();
+    expect(result.message).toBe('Echo: look\n\n[The person attached "report.pdf" (application/pdf, 5 bytes), which this agent cannot read.] [1 image]');
+  });
+
   test('the Flue instance keeps the conversation across turns', async () => {
     const { session, response } = await client.sessions.create({ message: 'first' });
     await response!.result();

@@ -3,6 +3,7 @@ import { init, observe, useMcpConnection, type AgentFunction, type AgentProps, t
 import { sqlite, start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
 import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
+import { toDeliveredMessage } from './delivered-message.ts';
 import { InstanceDirectory } from './instance-directory.ts';
 import { TurnError, TurnTranslator } from './turn-translator.ts';
 import { TurnRun, type Settlement } from './turn-run.ts';
@@ -112,7 +113,7 @@ export class FlueRuntime implements AgentRuntime {
     try {
       const settlements: Promise<Settlement>[] = [];
       const deliver = async (m: UserMessage) => {
-        const { submissionId } = await handle.dispatch({ message: m.text, idempotencyKey: m.deliveryId });
+        const { submissionId } = await handle.dispatch({ message: toDeliveredMessage(m), idempotencyKey: m.deliveryId });
         this.#owners.set(submissionId, run);
         settlements.push(run.claim(submissionId).finally(() => this.#owners.delete(submissionId)));
       };

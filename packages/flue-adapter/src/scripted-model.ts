@@ -8,7 +8,7 @@ import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCal
  * - `/sleep <ms>`: streams text in small deltas for about that long;
  * - `/think <topic>`: reasons about the topic first, then replies `Thought about <topic>.`;
  * - `/fail`: the model call fails;
- * - anything else: `Echo: <message>`, in several deltas.
+ * - anything else: `Echo: <message>`, in several deltas (`[n images]` added when images came along).
  * Text streams at a fixed pace, four characters a delta.
  */
 export const SCRIPTED_PROVIDER = 'scripted';
@@ -36,15 +36,17 @@ function textOf(content: unknown): string {
     .join('');
 }
 
-/** The last message the person wrote: Flue also sends its own signals as user-role text. */
-function latestUserText(messages: Context['messages']): string {
+/** The last message the person wrote (Flue also sends its own signals as user-role text), and its images. */
+function latestUserMessage(messages: Context['messages']): { text: string; images: number } {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
     if (message.role !== 'user') continue;
-    const text = textOf(message.content).trim();
-    if (!text.startsWith('<signal') && !text.startsWith('<compaction')) return text;
+    // Flue lists a message's attachments in a block of its own after the text.
+    const text = textOf(message.content).replace(/\s*<attachments>[\s\S]*?<\/attachments>/g, '').trim();
+    const images = Array.isArray(message.content) ? message.content.filter((part) => part?.type === 'image').length : 0;
+    if (!text.startsWith('<signal') && !text.startsWith('<compaction')) return { text, images };
   }
-  return '';
+  return { text: '', images: 0 };
 }
 
 export function createScriptedModel() {
@@ -59,7 +61,7 @@ export function createScriptedModel() {
     faux.appendResponses([respond]);
     const last = context.messages.at(-1);
     if (last?.role === 'toolResult') return fauxAssistantMessage(`Tool ${eveNameOf(last.toolName ?? '')} returned: ${textOf(last.content)}`);
-    const text = latestUserText(context.messages);
+    const { text, images } = latestUserMessage(context.messages);
     const tool = /^\/tool\s+(\S+)\s*(.*)$/s.exec(text);
     if (tool) {
       const known = context.tools?.find((t) => t.name === tool[1] || eveNameOf(t.name) === tool[1]);
@@ -80,7 +82,7 @@ export function createScriptedModel() {
     const think = /^\/think\s+(.*)$/s.exec(text);
     if (think) return fauxAssistantMessage([fauxThinking(`Considering ${think[1]} step by step.`), fauxText(`Thought about ${think[1]}.`)]);
     if (text.startsWith('/fail')) return fauxAssistantMessage([], { stopReason: 'error', errorMessage: 'The scripted model failed on purpose.' });
-    return fauxAssistantMessage(`Echo: ${text}`);
+    return fauxAssistantMessage(`Echo: ${text}${images > 0 ? ` [${images} image${images > 1 ? 's' : ''}]` : ''}`);
   };
   // Compaction can make two model calls at once; keep more than one response queued.
   faux.setResponses(Array.from({ length: 4 }, () => respond));
