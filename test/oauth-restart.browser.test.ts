@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
@@ -9,6 +8,7 @@ import { silentLogger } from '@eve-flue/compat-server';
 import { startBridge, startDemoStack, type DemoStack, type RunningBridge } from '@eve-flue/bridge';
 import { launchChromium } from './support/browser.ts';
 import { collect } from './support/events.ts';
+import { freePort } from './support/free-port.ts';
 import { parkOnSignIn, WHOAMI } from './support/parked.ts';
 import { answerSignIn } from './support/sign-in.ts';
 
@@ -16,14 +16,6 @@ let demo: DemoStack;
 let browser: Browser;
 let dataDir: string;
 let running: RunningBridge | undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-restart-'));

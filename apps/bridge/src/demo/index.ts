@@ -24,6 +24,8 @@ export interface DemoStack {
 export interface DemoStackOptions {
   /** Token and code lifetimes of the demo authorization server, in seconds. */
   ttl?: DemoAuthorizationServerOptions['ttl'];
+  /** Clients registered with the demo authorization server up front (others register dynamically). */
+  clients?: DemoAuthorizationServerOptions['clients'];
 }
 
 /**
@@ -43,7 +45,11 @@ export async function startDemoStack(overrides: Partial<BridgeConfig> = {}, opti
   };
   let authorizationServer: DemoAuthorizationServer;
   try {
-    authorizationServer = await startDemoAuthorizationServer({ resource: mcpUrl, ...(options.ttl ? { ttl: options.ttl } : {}) });
+    authorizationServer = await startDemoAuthorizationServer({
+      resource: mcpUrl,
+      ...(options.ttl ? { ttl: options.ttl } : {}),
+      ...(options.clients ? { clients: options.clients } : {}),
+    });
     mcp.on('request', createDemoMcpApp({ mcpUrl, authorizationServer }));
   } catch (error) {
     await closeMcp();
