@@ -131,8 +131,11 @@ export class SessionManager implements Sessions {
     const operationKey = operationId === undefined ? undefined : `${principal!.id}\u0000${operationId}`;
     const record = await this.#journal.createSession(candidate, operationKey);
     if (record.id !== candidate.id) return record.id;
-    this.#live.set(record.id, { record, log: new SessionLog(this.#journal, record.id), backlog: [] });
-    if (input) this.#enqueue(this.#live.get(record.id)!, { kind: 'message', message: { ...input, deliveryId: newDeliveryId(), principal } });
+    if (input) {
+      const session: LiveSession = { record, log: new SessionLog(this.#journal, record.id), backlog: [] };
+      this.#live.set(record.id, session);
+      this.#enqueue(session, { kind: 'message', message: { ...input, deliveryId: newDeliveryId(), principal } });
+    }
     return record.id;
   }
 
@@ -188,6 +191,7 @@ export class SessionManager implements Sessions {
   async reset(sessionId: string): Promise<'reset' | 'no_active_session'> {
     const session = await this.#find(sessionId);
     if (!session || session.record.status !== 'open') return 'no_active_session';
+    this.#live.set(sessionId, session);
     session.ending ??= this.#end(session);
     await session.ending;
     return 'reset';
@@ -216,9 +220,7 @@ export class SessionManager implements Sessions {
     if (live) return live;
     const record = await this.#journal.getSession(sessionId);
     if (!record) return undefined;
-    const session = this.#live.get(sessionId) ?? { record, log: new SessionLog(this.#journal, sessionId), backlog: [] };
-    if (record.status === 'open') this.#live.set(sessionId, session);
-    return session;
+    return this.#live.get(sessionId) ?? { record, log: new SessionLog(this.#journal, sessionId), backlog: [] };
   }
 
   async #open(sessionId: string): Promise<LiveSession> {
@@ -228,9 +230,12 @@ export class SessionManager implements Sessions {
   }
 
   #enqueue(session: LiveSession, work: Work): void {
+    this.#live.set(session.record.id, session);
     session.backlog.push(work);
     session.worker ??= this.#drain(session).finally(() => {
       session.worker = undefined;
+      // An idle session lives in the journal only: memory holds just the sessions at work.
+      if (!session.turn && session.backlog.length === 0 && this.#live.get(session.record.id) === session) this.#live.delete(session.record.id);
     });
   }
 
