@@ -20,6 +20,8 @@ interface Entry {
   missing: string[];
   /** Setup the operator still owes (e.g. a sign-in backend that is not configured). */
   setup?: string;
+  /** Why this connection is not mounted: its tool names collide with an earlier connection's. */
+  collision?: string;
 }
 
 /**
@@ -56,18 +58,17 @@ export class ConnectionRegistry {
 
   /** Connections safe to mount: every one but those whose tool names collide with another's. */
   mountable(): Readonly<FlueConnectionDefinition>[] {
-    return [...this.#entries.values()].filter((e) => !e.missing.some((m) => m.startsWith('Tool name collision'))).map((e) => e.definition);
+    return [...this.#entries.values()].filter((e) => !e.collision).map((e) => e.definition);
   }
 
   /** Lists every connection's tools again and updates states and the name map. */
   async refresh(): Promise<ConnectionStatus[]> {
-    await Promise.all([...this.#entries.keys()].map((name) => this.refreshOne(name)));
+    await Promise.all([...this.#entries.values()].map((entry) => this.#list(entry)));
+    this.#rebuildNames();
     return this.status();
   }
 
-  async refreshOne(name: string): Promise<void> {
-    const entry = this.#entries.get(name);
-    if (!entry) return;
+  async #list(entry: Entry): Promise<void> {
     try {
       const listed = await listServerTools(entry.definition.url, this.#fetchFor(entry.definition));
       entry.listed = listed;
@@ -76,9 +77,8 @@ export class ConnectionRegistry {
       entry.state = absent.length > 0 ? 'error' : 'ready';
       entry.missing = absent.map((t) => `the server does not offer the allowlisted tool "${t}"`);
     } catch (error) {
-      this.markUnavailable(name, describe(error));
+      this.markUnavailable(entry.definition.name, describe(error));
     }
-    this.#rebuildNames();
   }
 
   /** Records that a connection could not be used (from a listing or from the agent runtime). */
@@ -96,44 +96,35 @@ export class ConnectionRegistry {
   }
 
   status(): ConnectionStatus[] {
-    return [...this.#entries.values()].map((entry) => ({
-      name: entry.definition.name,
-      state: entry.setup && entry.state === 'ready' ? 'needs_sign_in' : entry.state,
-      tools: this.#toolsOf(entry).map((tool) => this.#names.toEve(tool.flueName)),
-      missing: [...entry.missing, ...(entry.setup ? [entry.setup] : [])],
-    }));
+    return [...this.#entries.values()].map((entry) => {
+      const missing = [...entry.missing, ...(entry.collision ? [entry.collision] : []), ...(entry.setup ? [entry.setup] : [])];
+      const state: ConnectionState = entry.collision ? 'error' : entry.setup && entry.state === 'ready' ? 'needs_sign_in' : entry.state;
+      const tools = this.#names.tools().filter((origin) => origin.server === entry.definition.name).map((origin) => origin.eveName);
+      return { name: entry.definition.name, state, tools, missing };
+    });
   }
 
-  /** What each listed tool looks like, with its Eve name, for inspection routes. */
+  /** What each mounted tool looks like, with its Eve name, for inspection routes. */
   describeTools(): { name: string; description: string; inputSchema: unknown }[] {
-    return [...this.#entries.values()].flatMap((entry) =>
-      (entry.listed ?? [])
-        .filter((tool) => !entry.definition.tools || entry.definition.tools.includes(tool.name))
-        .map((tool) => ({ name: this.#names.toEve(this.#flueName(entry, tool.name)), description: tool.description, inputSchema: tool.inputSchema })),
-    );
+    return this.#names.tools().map((origin) => {
+      const listed = this.#entries.get(origin.server)?.listed?.find((tool) => tool.name === origin.tool);
+      return { name: origin.eveName, description: listed?.description ?? '', inputSchema: listed?.inputSchema };
+    });
   }
 
-  #flueName(entry: Entry, tool: string): string {
-    return this.#names.tools().find((o) => o.server === entry.definition.name && o.tool === tool)?.flueName ?? tool;
-  }
-
-  #toolsOf(entry: Entry) {
-    return this.#names.tools().filter((o) => o.server === entry.definition.name);
-  }
-
+  /** The name map from every connection's tools, in declaration order; a colliding connection is left out. */
   #rebuildNames(): void {
     const declared: DeclaredTools[] = [];
     for (const entry of this.#entries.values()) {
-      entry.missing = entry.missing.filter((m) => !m.startsWith('Tool name collision'));
-      const tools = entry.listed?.map((t) => t.name).filter((t) => !entry.definition.tools || entry.definition.tools.includes(t)) ?? entry.definition.tools ?? [];
-      const candidate = [...declared, { server: entry.definition.name, tools }];
+      const allowlist = entry.definition.tools;
+      const candidate = { server: entry.definition.name, tools: entry.listed?.map((t) => t.name).filter((t) => !allowlist || allowlist.includes(t)) ?? allowlist ?? [] };
+      delete entry.collision;
       try {
-        new ToolNameMap(candidate);
-        declared.push(candidate.at(-1)!);
+        new ToolNameMap([...declared, candidate]);
+        declared.push(candidate);
       } catch (error) {
         if (!(error instanceof ToolNameCollisionError)) throw error;
-        entry.state = 'error';
-        entry.missing = [error.message];
+        entry.collision = error.message;
       }
     }
     this.#names = new ToolNameMap(declared);

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import express from 'express';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { ConnectionRegistry, defineFlueConnection, flueMountFor } from '@eve-flue/connections';
+import { listen, type Listening } from './support/listen.ts';
+
+let server: Listening;
+
+beforeAll(async () => {
+  const app = express();
+  // POST /mcp/<tool>: a server offering one tool of that name.
+  app.post('/mcp/:tool', express.json(), async (request, response) => {
+    const mcp = new McpServer({ name: 'tiny', version: '1.0.0' });
+    mcp.registerTool(String(request.params.tool), { description: 'Echo', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    response.on('close', () => void transport.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(request, response, request.body);
+  });
+  server = await listen(app);
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+test('connections whose tool names collide: the later one is left out, and its status names both sides', async () => {
+  const url = `${server.url}/mcp/echo`;
+  const registry = new ConnectionRegistry(
+    [
+      defineFlueConnection({ name: 'my-server', url }),
+      defineFlueConnection({ name: 'other', url, tools: ['echo', 'missing'] }),
+      defineFlueConnection({ name: 'dead', url: 'http://127.0.0.1:9/mcp' }),
+    ],
+    (definition) => flueMountFor(definition).fetch,
+  );
+  const statuses = await registry.refresh();
+  expect(statuses[0]).toEqual({ name: 'my-server', state: 'ready', tools: ['connection__my-server__echo'], missing: [] });
+  expect(statuses[1]).toMatchObject({ name: 'other', state: 'error', tools: ['connection__other__echo'], missing: ['the server does not offer the allowlisted tool "missing"'] });
+  expect(statuses[2]).toMatchObject({ name: 'dead', state: 'error', tools: [] });
+  expect(statuses[2]!.missing[0]).toMatch(/^the server is unavailable: /);
+  expect(registry.describeTools()).toEqual([
+    { name: 'connection__my-server__echo', description: 'Echo', inputSchema: expect.objectContaining({ type: 'object' }) },
+    { name: 'connection__other__echo', description: 'Echo', inputSchema: expect.objectContaining({ type: 'object' }) },
+  ]);
+
+  // Server `a` with tool `b__echo` and server `a__b` with tool `echo` are both `mcp__a__b__echo` to Flue.
+  const clashing = new ConnectionRegistry(
+    [defineFlueConnection({ name: 'a', url: `${server.url}/mcp/b__echo` }), defineFlueConnection({ name: 'a__b', url: `${server.url}/mcp/echo` })],
+    (definition) => flueMountFor(definition).fetch,
+  );
+  const [first, second] = await clashing.refresh();
+  expect(first).toMatchObject({ state: 'ready', tools: ['connection__a__b__echo'] });
+  expect(second).toMatchObject({ state: 'error', tools: [] });
+  expect(second!.missing).toEqual([expect.stringMatching(/"b__echo" from connection "a" and "echo" from connection "a__b" both become mcp__a__b__echo/)]);
+  expect(clashing.mountable().map((d) => d.name)).toEqual(['a']);
+});
