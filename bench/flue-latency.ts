@@ -1,6 +1,7 @@
 /**
  * Time from a text delta leaving the model to (a) Flue's own observe() subscribers, the Flue
- * runtime alone, and (b) an Eve client's NDJSON line through the bridge, in the same run.
+ * runtime alone, and (b) an Eve client's NDJSON line through the bridge (which taps the model's
+ * stream, see flue-adapter/src/live-tap.ts), in the same run.
  * The model is the demo's scripted model, paced at 200 tokens/s. Run: node bench/flue-latency.ts
  */
 import { observe } from '@flue/runtime';
@@ -71,4 +72,3 @@ const report = (label: string, values: number[]) =>
 console.log(`${fmt(n)} text deltas over about 5 s (Node ${process.version})`);
 report('model → Flue observe() (Flue runtime alone)', lag(fromFlue, fromModel));
 report('model → Eve client NDJSON line (bridge)', lag(fromClient, fromModel));
-report('Flue observe() → Eve client NDJSON line', lag(fromClient, fromFlue));

@@ -5,6 +5,7 @@ import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnCont
 import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { InstanceDirectory } from './instance-directory.ts';
+import { LiveTap } from './live-tap.ts';
 import { TurnError, TurnTranslator } from './turn-translator.ts';
 import { TurnRun, type Settlement } from './turn-run.ts';
 
@@ -47,6 +48,7 @@ export class FlueRuntime implements AgentRuntime {
   /** Turns whose Flue submissions have not all settled yet: stopping waits for them. */
   readonly #unsettled = new Set<Promise<void>>();
   #stopFlue: (() => Promise<void>) | undefined;
+  #closeTap: (() => Promise<void>) | undefined;
   #unobserve: (() => void) | undefined;
   #modelId: string;
   #modelProvider = 'external';
@@ -63,9 +65,15 @@ export class FlueRuntime implements AgentRuntime {
 
   static async start(options: FlueRuntimeOptions): Promise<FlueRuntime> {
     const runtime = new FlueRuntime(options);
+    const tap = new LiveTap((scope, delta) => {
+      const run = runtime.#owners.get(scope.submissionId) ?? runtime.#running.get(scope.instanceId);
+      run?.live(scope.submissionId, scope.turnId, delta);
+    });
+    runtime.#closeTap = () => tap.close();
     const flue = await start({
       agents: [runtime.#agent],
-      ...(options.providers ? { providers: options.providers } : {}),
+      // Only providers handed to the bridge can be tapped; Flue's built-ins report through observe().
+      ...(options.providers ? { providers: options.providers.map((provider) => tap.wrap(provider)) } : {}),
       ...(options.dataDir ? { db: sqlite(join(options.dataDir, 'flue.db')) } : {}),
     });
     runtime.#stopFlue = () => flue.stop();
@@ -166,6 +174,7 @@ export class FlueRuntime implements AgentRuntime {
     await Promise.all(this.#aborting);
     await Promise.race([Promise.all(this.#unsettled), new Promise((resolve) => setTimeout(resolve, SETTLE_ON_CLOSE_MS).unref())]);
     this.#unobserve?.();
+    await this.#closeTap?.();
     await this.#stopFlue?.();
     this.#instances.close();
   }

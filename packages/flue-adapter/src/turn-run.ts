@@ -1,5 +1,6 @@
 import type { FlueObservation } from '@flue/runtime';
 import type { TurnContext } from '@eve-flue/compat-server';
+import type { LiveDelta } from './live-tap.ts';
 import type { TurnTranslator } from './turn-translator.ts';
 
 export interface Settlement {
@@ -23,6 +24,8 @@ export class TurnRun {
   readonly #settled = new Map<string, Settlement>();
   readonly #waiters = new Map<string, (settlement: Settlement) => void>();
   #unclaimed: FlueObservation[] = [];
+  /** Model turns a live delta arrived for before their submission was claimed: Flue's report serves them. */
+  readonly #missedLive = new Set<string>();
 
   constructor(turn: TurnContext, translator: TurnTranslator) {
     this.turn = turn;
@@ -42,6 +45,15 @@ export class TurnRun {
     const known = this.#settled.get(submissionId);
     if (known) return Promise.resolve(known);
     return new Promise((resolve) => this.#waiters.set(submissionId, resolve));
+  }
+
+  /** A live delta of a model turn; one that arrives before its submission is claimed is left to Flue's report. */
+  live(submissionId: string, flueTurnId: string, delta: LiveDelta): void {
+    if (!this.#claimed.has(submissionId) || this.#missedLive.has(flueTurnId)) {
+      this.#missedLive.add(flueTurnId);
+      return;
+    }
+    this.translator.live(flueTurnId, delta);
   }
 
   observe(observation: FlueObservation): void {

@@ -1,6 +1,7 @@
 import type { FlueObservation } from '@flue/runtime';
 import type { TurnContext } from '@eve-flue/compat-server';
 import type { FinishReason, ToolCallAction, Usage } from '@eve-flue/eve-protocol';
+import type { LiveDelta } from './live-tap.ts';
 
 type Observation<T extends FlueObservation['type']> = Extract<FlueObservation, { type: T }>;
 
@@ -35,6 +36,10 @@ export class TurnTranslator {
   /** The current step's text so far: updated as events arrive, before their writes run. */
   #text = '';
   #inStep = false;
+  /** Flue model turns whose step has started here (from a live delta or from Flue's report). */
+  readonly #startedTurns = new Set<string>();
+  /** Flue model turns whose deltas arrived live: Flue's own later copies are skipped. */
+  readonly #liveTurns = new Set<string>();
   /** Tool calls Flue reported started and not yet finished, by Flue tool name. */
   readonly #runningTools = new Map<string, number>();
   readonly #toolWaiters = new Map<string, (() => void)[]>();
@@ -70,20 +75,24 @@ export class TurnTranslator {
     return this.#written;
   }
 
+  /** A delta straight from the model (see LiveTap), ahead of Flue's own report of it. */
+  live(flueTurnId: string, delta: LiveDelta): void {
+    this.#liveTurns.add(flueTurnId);
+    this.#startStep(flueTurnId);
+    this.#delta(delta);
+  }
+
   handle(observation: FlueObservation): void {
+    const flueTurnId = (observation as { turnId?: string }).turnId ?? '';
     switch (observation.type) {
       case 'turn_start':
-        if (observation.purpose !== 'agent') return;
-        this.#text = '';
-        this.#inStep = true;
-        this.#then(() => this.#turn.startStep(this.#modelId));
+        if (observation.purpose === 'agent') this.#startStep(observation.turnId);
         return;
       case 'text_delta':
-        this.#text += observation.text;
-        this.#then(() => this.#turn.emit('message.appended', { messageDelta: observation.text }));
+        if (!this.#liveTurns.has(flueTurnId)) this.#delta({ kind: 'text', delta: observation.text });
         return;
       case 'thinking_delta':
-        this.#then(() => this.#turn.emit('reasoning.appended', { reasoningDelta: observation.delta }));
+        if (!this.#liveTurns.has(flueTurnId)) this.#delta({ kind: 'reasoning', delta: observation.delta });
         return;
       case 'thinking_end':
         this.#then(() => this.#turn.emit('reasoning.completed', { reasoning: observation.content }));
@@ -114,7 +123,25 @@ export class TurnTranslator {
     }
   }
 
+  #startStep(flueTurnId: string): void {
+    if (this.#startedTurns.has(flueTurnId)) return;
+    this.#startedTurns.add(flueTurnId);
+    this.#text = '';
+    this.#inStep = true;
+    this.#then(() => this.#turn.startStep(this.#modelId));
+  }
+
+  #delta({ kind, delta }: LiveDelta): void {
+    if (kind === 'reasoning') {
+      this.#then(() => this.#turn.emit('reasoning.appended', { reasoningDelta: delta }));
+      return;
+    }
+    this.#text += delta;
+    this.#then(() => this.#turn.emit('message.appended', { messageDelta: delta }));
+  }
+
   #endStep(observation: Observation<'turn'>): void {
+    this.#liveTurns.delete(observation.turnId);
     const response = observation.response;
     const finishReason = FINISH_REASONS[response.finishReason ?? 'stop'] ?? 'other';
     const text = this.#text;
