@@ -4,14 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
 import {
+  assertRouteAuth,
   createCompatServer,
   isWebSocketUpgrade,
   MemoryJournal,
   RedisJournal,
+  resolveMode,
   RedisSessionCluster,
   SqliteJournal,
   type CompatServer,
-  type Journal,
   type Logger,
   type Mode,
 } from '@eve-flue/compat-server';
@@ -28,6 +29,7 @@ import {
   VercelConnectBackend,
   type AuthStore,
   type FlueConnectionDefinition,
+  type Sealer,
   type ConnectionStatus,
   type SignInBackend,
 } from '@eve-flue/connections';
@@ -60,7 +62,9 @@ export interface StartOptions {
  * URI) is known before anything is built; requests before it is ready get a 503.
  */
 export async function startBridge(config: Readonly<BridgeConfig>, { logger }: StartOptions): Promise<RunningBridge> {
-  const mode: Mode = config.mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
+  const mode = resolveMode(config.mode);
+  // Refuse before anything starts: nothing to clean up after a configuration that cannot run.
+  assertRouteAuth(mode, config.auth);
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = config.store !== 'memory';
   const host = config.host ?? process.env.HOST ?? '127.0.0.1';
@@ -109,7 +113,6 @@ interface Settings {
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
 async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger }: Settings) {
-
   const redis = typeof config.store === 'object' ? config.store : undefined;
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
@@ -120,8 +123,8 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(tokenKey ? { base64Key: tokenKey } : {}),
     ...(durable ? { file: join(dataDir, 'token.key') } : {}),
   });
-  const shared = redis ? await sharedStores(redis.redis, redis.prefix ?? 'eve:') : undefined;
-  const authStore: AuthStore = shared ? new RedisAuthStore(redis!.redis, sealer, redis!.prefix ?? 'eve:') : new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
+  const shared = redis ? await sharedStores(redis.redis, redis.prefix ?? 'eve:', sealer) : undefined;
+  const authStore: AuthStore = shared?.authStore ?? new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
   const definitions = config.connections ?? [];
   const backends = new Map<string, SignInBackend>();
   const setupNotes = new Map<string, string>();
@@ -174,14 +177,14 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   return { app, parts: { compat, connections, broker, authStore, signInEvents: shared?.signInEvents } };
 }
 
-/** The Redis pieces several instances share; each one checked reachable before the bridge starts. */
-async function sharedStores(url: string, prefix: string): Promise<{ journal: Journal; cluster: RedisSessionCluster; signInEvents: RedisSignInEvents }> {
+/** The Redis pieces several instances share; Redis is checked reachable before the bridge starts. */
+async function sharedStores(url: string, prefix: string, sealer: Sealer) {
   const journal = new RedisJournal(url, { prefix });
   await journal.ready();
   const cluster = new RedisSessionCluster(url, { prefix });
   const signInEvents = new RedisSignInEvents(url, prefix);
   await Promise.all([cluster.ready(), signInEvents.ready()]);
-  return { journal, cluster, signInEvents };
+  return { journal, cluster, signInEvents, authStore: new RedisAuthStore(url, sealer, prefix) };
 }
 
 /**

@@ -1,4 +1,4 @@
-export { createCompatServer, ConfigurationError } from './server.ts';
+export { assertRouteAuth, createCompatServer, ConfigurationError, resolveMode } from './server.ts';
 export type { CompatServer, CompatServerOptions, Mode } from './server.ts';
 export { bearerTokens, bearerToken, secretsEqual } from './auth/route-auth.ts';
 export { principalOf } from './auth/middleware.ts';

@@ -86,6 +86,21 @@ export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
 
+/** The mode asked for, else `production` when NODE_ENV says so, else `development`. */
+export function resolveMode(mode: Mode | undefined): Mode {
+  return mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
+}
+
+/** Production fails closed: without route auth the server refuses to start. */
+export function assertRouteAuth(mode: Mode, auth: RouteAuth | undefined): void {
+  if (mode === 'production' && !auth) {
+    throw new ConfigurationError(
+      'Refusing to start in production mode without route auth: pass `auth` (for example bearerTokens({...})). ' +
+        'Anonymous access is allowed only in development.',
+    );
+  }
+}
+
 const DAY = 24 * 60 * 60 * 1000;
 /** How often a cluster member looks for sessions whose instance died. */
 const ORPHAN_SWEEP_MS = 1_000;
@@ -93,13 +108,8 @@ const ORPHAN_SWEEP_MS = 1_000;
 const JSON_OVERHEAD = 4 / 3;
 
 export async function createCompatServer(options: CompatServerOptions): Promise<CompatServer> {
-  const mode: Mode = options.mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
-  if (mode === 'production' && !options.auth) {
-    throw new ConfigurationError(
-      'Refusing to start in production mode without route auth: pass `auth` (for example bearerTokens({...})). ' +
-        'Anonymous access is allowed only in development.',
-    );
-  }
+  const mode = resolveMode(options.mode);
+  assertRouteAuth(mode, options.auth);
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };

@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from '@jest/globals';
+import { silentLogger } from '@eve-flue/compat-server';
+import { bearerTokens, defineBridgeConfig, startBridge } from '@eve-flue/bridge';
+import { Demo } from '../src/demo/agent.ts';
+
+describe('bridge configuration', () => {
+  test.each([
+    [{ agent: Demo, prot: 3000 }, '`prot` is not a bridge setting'],
+    [{ agent: 'Demo' }, '`agent` must be a Flue agent function'],
+    [{ agent: Demo, store: 'postgres' }, '`store` must be "sqlite", "memory" or { redis'],
+    [{ agent: Demo, store: { redis: 'not a url' } }, '`store` must be'],
+    [{ agent: Demo, port: 70_000 }, '`port` must be a port number'],
+    [{ agent: Demo, publicUrl: 'bridge.example.com' }, '`publicUrl` must be an absolute URL'],
+    [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth function'],
+  ])('refuses %j', (config, message) => {
+    expect(() => defineBridgeConfig(config as never)).toThrow(message);
+  });
+
+  test('production refuses to start without route auth, and without a token key, before it listens', async () => {
+    await expect(startBridge({ agent: Demo, mode: 'production', port: 0, store: 'memory' }, { logger: silentLogger })).rejects.toThrow(
+      /production mode without route auth/,
+    );
+    await expect(
+      startBridge({ agent: Demo, mode: 'production', port: 0, store: 'memory', auth: bearerTokens({ 'a-long-enough-token-1': 'ops' }) }, { logger: silentLogger }),
+    ).rejects.toThrow(/production mode needs a token key/);
+  });
+
+  test('the CLI explains itself', () => {
+    const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+    const help = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8' });
+    expect(help).toContain('eve-flue-bridge start [--config <file>]');
+    expect(help).toContain('DATA_DIR');
+  });
+});
