@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { errorBody } from '@eve-flue/eve-protocol';
 import type { Logger } from '../logger.ts';
@@ -10,16 +11,21 @@ export function principalOf(request: Request): Principal | undefined {
   return (request as Request & { [PRINCIPAL]?: Principal })[PRINCIPAL];
 }
 
+/** Who `auth` admits; a route auth that throws admits nobody. */
+export async function admit(auth: RouteAuth, request: IncomingMessage, path: string, logger: Logger): Promise<Principal | null> {
+  try {
+    return await auth(request);
+  } catch (error) {
+    logger.warn({ err: error, path }, 'route auth threw; refusing the request');
+    return null;
+  }
+}
+
 /** Admits a request through `auth`, or anonymously when `auth` is undefined (development only). */
 export function requireRouteAuth(auth: RouteAuth | undefined, logger: Logger): RequestHandler {
   return async (request, response, next) => {
     if (!auth) return next();
-    let principal: Principal | null = null;
-    try {
-      principal = await auth(request);
-    } catch (error) {
-      logger.warn({ err: error, path: request.path }, 'route auth threw; refusing the request');
-    }
+    const principal = await admit(auth, request, request.path, logger);
     if (!principal) {
       response.status(401).set('www-authenticate', 'Bearer').json(errorBody('unauthorized', 'This route needs valid credentials.'));
       return;

@@ -5,6 +5,7 @@ import type { CorsOptions } from 'cors';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ZodError } from 'zod';
 import { EVE_BASE_PATH, errorBody, isTerminal, type ErrorCode } from '@eve-flue/eve-protocol';
+import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { describeZodError } from '../http/errors.ts';
 import { StoreUnavailableError } from '../journal/errors.ts';
@@ -101,14 +102,8 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
       logger.warn({ path, origin: request.headers.origin }, 'websocket from a foreign origin refused');
       return refuse(socket, 403, 'forbidden', 'This origin may not open session streams.');
     }
-    if (auth) {
-      let principal = null;
-      try {
-        principal = await auth(request);
-      } catch (error) {
-        logger.warn({ err: error, path }, 'route auth threw; refusing the request');
-      }
-      if (!principal) return refuse(socket, 401, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
+    if (auth && !(await admit(auth, request, path, logger))) {
+      return refuse(socket, 401, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
     }
     if (request.headers['sec-websocket-protocol'] !== undefined && !offeredProtocols(request).includes(WEBSOCKET_PROTOCOL)) {
       return refuse(socket, 400, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
