@@ -72,7 +72,13 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   let handler: RequestHandler = (_request, response) => {
     response.status(503).json({ ok: false, code: 'service_unavailable', error: 'The bridge is starting.' });
   };
-  const server = createServer((request, response) => handler(request as express.Request, response as express.Response, () => undefined));
+  const server = createServer((request, response) =>
+    handler(request as express.Request, response as express.Response, () => {
+      // Nothing in the app answered (a path outside /eve/v1 with no page to serve).
+      if (!response.headersSent) response.writeHead(404, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ ok: false, code: 'not_found', error: 'No such route.' }));
+    }),
+  );
   server.listen(config.port ?? Number(process.env.PORT ?? 3000), host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

@@ -101,6 +101,11 @@ describe('bad input gets a 4xx in Eve’s error shape', () => {
     expectError(response, 415, 'unsupported_media_type');
   });
 
+  test('a data: URL with a broken percent-encoding', async () => {
+    const response = await request(server.app).post('/eve/v1/session').send({ message: [{ type: 'file', mediaType: 'text/plain', data: 'data:text/plain,%zz' }] });
+    expectError(response, 400, 'invalid_request');
+  });
+
   test('file data that is neither base64 nor a URL', async () => {
     const response = await request(server.app).post('/eve/v1/session').send({ message: [{ type: 'file', mediaType: 'text/plain', data: '%%%' }] });
     expectError(response, 400, 'invalid_request');

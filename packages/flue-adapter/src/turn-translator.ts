@@ -33,6 +33,7 @@ export class TurnTranslator {
   readonly #toEveName: (flueName: string) => string;
   readonly #modelId: string;
   #written: Promise<void> = Promise.resolve();
+  #writeError: unknown;
   /** The current step's text so far: updated as events arrive, before their writes run. */
   #text = '';
   #inStep = false;
@@ -70,9 +71,10 @@ export class TurnTranslator {
     });
   }
 
-  /** Resolves when everything handled so far is journaled. */
-  flushed(): Promise<void> {
-    return this.#written;
+  /** Resolves when everything handled so far is journaled; rejects if a write failed. */
+  async flushed(): Promise<void> {
+    await this.#written;
+    if (this.#writeError) throw this.#writeError;
   }
 
   /** A delta straight from the model (see LiveTap), ahead of Flue's own report of it. */
@@ -179,8 +181,15 @@ export class TurnTranslator {
     );
   }
 
+  /** Queues a write; after a failed one nothing more is written, and flushed() reports it. */
   #then(write: () => Promise<unknown>): void {
-    this.#written = this.#written.then(write).then(() => undefined);
+    this.#written = this.#written
+      .then(async () => {
+        if (!this.#writeError) await write();
+      })
+      .catch((error: unknown) => {
+        this.#writeError ??= error;
+      });
   }
 }
 

@@ -47,7 +47,7 @@ function toFile(data: string, mediaType: string, filename?: string): UserFile {
   const dataUrl = DATA_URL.exec(data);
   if (dataUrl) {
     const [, type, params = '', payload = ''] = dataUrl;
-    const bytes = params.split(';').includes('base64') ? decodeBase64(payload) : Buffer.from(decodeURIComponent(payload));
+    const bytes = params.split(';').includes('base64') ? decodeBase64(payload) : decodePercent(payload);
     return { mediaType: type || mediaType, data: bytes, ...named };
   }
   if (/^https?:\/\//i.test(data)) {
@@ -58,6 +58,14 @@ function toFile(data: string, mediaType: string, filename?: string): UserFile {
     }
   }
   return { mediaType, data: decodeBase64(data), ...named };
+}
+
+function decodePercent(payload: string): Uint8Array {
+  try {
+    return Buffer.from(decodeURIComponent(payload));
+  } catch {
+    throw new RequestError(400, 'invalid_request', 'message: a data: URL has an invalid percent-encoding.');
+  }
 }
 
 function decodeBase64(payload: string): Uint8Array {

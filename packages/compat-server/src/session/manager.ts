@@ -191,9 +191,13 @@ export class SessionManager implements Sessions {
   async reset(sessionId: string): Promise<'reset' | 'no_active_session'> {
     const session = await this.#find(sessionId);
     if (!session || session.record.status !== 'open') return 'no_active_session';
-    this.#live.set(sessionId, session);
-    session.ending ??= this.#end(session);
-    await session.ending;
+    const live = this.#hold(session);
+    // A reset that could not be journaled leaves the session open, to be reset again.
+    live.ending ??= this.#end(live).catch((error: unknown) => {
+      live.ending = undefined;
+      throw error;
+    });
+    await live.ending;
     return 'reset';
   }
 
@@ -229,8 +233,19 @@ export class SessionManager implements Sessions {
     return session;
   }
 
-  #enqueue(session: LiveSession, work: Work): void {
+  /**
+   * The one LiveSession of a session id: two requests that loaded the same idle session at
+   * once must share one worker, one writer and one turn.
+   */
+  #hold(session: LiveSession): LiveSession {
+    const live = this.#live.get(session.record.id);
+    if (live) return live;
     this.#live.set(session.record.id, session);
+    return session;
+  }
+
+  #enqueue(found: LiveSession, work: Work): void {
+    const session = this.#hold(found);
     session.backlog.push(work);
     session.worker ??= this.#drain(session).finally(() => {
       session.worker = undefined;
@@ -331,9 +346,9 @@ export class SessionManager implements Sessions {
     session.turn?.abort('reset');
     await session.worker;
     const { record, log } = session;
-    record.status = 'ended';
-    record.endedAt = this.#now();
-    await log.write([{ type: 'session.completed', data: {} }], [], record);
+    const ended: SessionRecord = { ...record, status: 'ended', endedAt: this.#now() };
+    await log.write([{ type: 'session.completed', data: {} }], [], ended);
+    Object.assign(record, ended);
     this.#live.delete(record.id);
     await this.#runtime.endSession?.(record.id);
   }

@@ -85,21 +85,25 @@ export class RedisSessionCluster implements SessionCluster {
 
   async forward(owner: string, command: SessionCommand): Promise<unknown> {
     const id = nanoid();
-    const reply = new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        reject(new OwnerUnreachableError(`The instance running session ${command.sessionId} did not answer.`));
-      }, this.#forwardTimeoutMs);
-      this.#pending.set(id, (answer) => {
-        clearTimeout(timer);
-        resolve(answer);
-      });
-    });
     const envelope: Envelope = { type: 'command', id, from: this.instanceId, command };
-    await this.#call(() => this.#redis.publish(this.#inbox(owner), JSON.stringify(envelope)));
-    const answer = await reply;
-    if (answer.ok) return answer.value;
-    throw new RequestError(answer.refusal.status, answer.refusal.code as ErrorCode, answer.refusal.message);
+    let settle!: (reply: Reply) => void;
+    const reply = new Promise<Reply>((resolve) => (settle = resolve));
+    this.#pending.set(id, settle);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await this.#call(() => this.#redis.publish(this.#inbox(owner), JSON.stringify(envelope)));
+      const answer = await Promise.race([
+        reply,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new OwnerUnreachableError(`The instance running session ${command.sessionId} did not answer.`)), this.#forwardTimeoutMs);
+        }),
+      ]);
+      if (answer.ok) return answer.value;
+      throw new RequestError(answer.refusal.status, answer.refusal.code as ErrorCode, answer.refusal.message);
+    } finally {
+      clearTimeout(timer);
+      this.#pending.delete(id);
+    }
   }
 
   serve(handler: (command: SessionCommand) => Promise<unknown>): void {

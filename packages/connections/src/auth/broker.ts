@@ -52,8 +52,9 @@ export class SignInBroker {
   readonly #flowTtlMs: number;
   readonly #now: () => number;
   readonly #waiting = new Map<string, { settle: (outcome: SignInOutcome) => void; attempt: SignInAttempt; key: string }>();
-  readonly #byKey = new Map<string, SignInAttempt>();
+  readonly #byKey = new Map<string, Promise<SignInAttempt>>();
   readonly #events: SignInEvents | undefined;
+  readonly #refreshing = new Map<string, Promise<TokenSet | undefined>>();
 
   constructor(options: BrokerOptions) {
     this.#events = options.events;
@@ -103,8 +104,20 @@ export class SignInBroker {
     challenge?: UpstreamChallenge;
   }): Promise<SignInAttempt> {
     const key = `${request.subject}\u0000${request.connection}\u0000${request.sessionId}`;
-    const pending = this.#byKey.get(key);
-    if (pending) return pending;
+    // Parallel calls that meet the same 401 share one sign-in, even while it is being opened.
+    let pending = this.#byKey.get(key);
+    if (!pending) {
+      pending = this.#open(key, request);
+      this.#byKey.set(key, pending);
+      pending.catch(() => this.#byKey.delete(key));
+    }
+    return pending;
+  }
+
+  async #open(
+    key: string,
+    request: { connection: string; subject: SubjectKey; sessionId: string; turnId: string; principalId?: string; challenge?: UpstreamChallenge },
+  ): Promise<SignInAttempt> {
     const id = `att_${nanoid()}`;
     const secret = randomSecret();
     const state = `${id}.${secret}`;
@@ -143,7 +156,6 @@ export class SignInBroker {
         settle(result);
       },
     });
-    this.#byKey.set(key, attempt);
     return attempt;
   }
 
@@ -155,7 +167,8 @@ export class SignInBroker {
     const flow = await this.#store.getFlow(flowId);
     if (!flow || flow.expiresAt <= this.#now()) return undefined;
     const bindingSecret = randomSecret();
-    await this.#store.putFlow({ ...flow, bindingHash: sha256(bindingSecret) });
+    // Only a flow still pending is bound: one taken meanwhile (finished, cancelled) stays gone.
+    if (!(await this.#store.updateFlow({ ...flow, bindingHash: sha256(bindingSecret) }))) return undefined;
     return { bindingSecret, authorizationUrl: flow.authorizationUrl, maxAgeSeconds: Math.ceil((flow.expiresAt - this.#now()) / 1000) };
   }
 
@@ -229,7 +242,18 @@ export class SignInBroker {
     }
   }
 
-  async #refresh(connection: string, subject: SubjectKey, tokens: TokenSet): Promise<TokenSet | undefined> {
+  /** Concurrent callers share one refresh: a second one with a rotated refresh token would fail. */
+  #refresh(connection: string, subject: SubjectKey, tokens: TokenSet): Promise<TokenSet | undefined> {
+    const key = `${subject}\u0000${connection}`;
+    let refreshing = this.#refreshing.get(key);
+    if (!refreshing) {
+      refreshing = this.#refreshOnce(connection, subject, tokens).finally(() => this.#refreshing.delete(key));
+      this.#refreshing.set(key, refreshing);
+    }
+    return refreshing;
+  }
+
+  async #refreshOnce(connection: string, subject: SubjectKey, tokens: TokenSet): Promise<TokenSet | undefined> {
     const backend = this.#backend(connection);
     // A backend that holds tokens itself (Connect) refreshes without a refresh token here.
     if (!tokens.refreshToken && !backend.lookup) {

@@ -40,9 +40,14 @@ export class RedisAuthStore implements AuthStore {
     return this.#get<PendingFlow>(`flow:${id}`);
   }
 
+  async updateFlow(flow: PendingFlow): Promise<boolean> {
+    const done = await this.#redis.set(this.#key(`flow:${flow.id}`), this.#sealer.seal(flow, `flow:${flow.id}`), 'KEEPTTL', 'XX');
+    return done === 'OK';
+  }
+
   async takeFlow(id: string): Promise<PendingFlow | undefined> {
     const sealed = await this.#redis.getdel(this.#key(`flow:${id}`));
-    return sealed === null ? undefined : this.#sealer.open<PendingFlow>(sealed, `flow:${id}`);
+    return sealed === null ? undefined : this.#sealer.openOrForget<PendingFlow>(sealed, `flow:${id}`);
   }
 
   async getClient(key: string): Promise<RegisteredClient | undefined> {
@@ -59,7 +64,7 @@ export class RedisAuthStore implements AuthStore {
 
   async #get<T>(suffix: string): Promise<T | undefined> {
     const sealed = await this.#redis.get(this.#key(suffix));
-    return sealed === null ? undefined : this.#sealer.open<T>(sealed, suffix);
+    return sealed === null ? undefined : this.#sealer.openOrForget<T>(sealed, suffix);
   }
 
   #key(suffix: string): string {

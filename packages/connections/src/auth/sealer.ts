@@ -28,6 +28,18 @@ export class Sealer {
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
   }
 
+  /**
+   * Opens a value, or undefined when it cannot be (sealed under another key, tampered with): a
+   * stored value nobody can read is as good as absent, and must not block a new sign-in.
+   */
+  openOrForget<T>(sealed: string, associatedData: string): T | undefined {
+    try {
+      return this.open<T>(sealed, associatedData);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Opens a sealed value; `associatedData` must match, so a value cannot be moved to another key. */
   open<T>(sealed: string, associatedData: string): T {
     const bytes = Buffer.from(sealed, 'base64');

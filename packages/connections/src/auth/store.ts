@@ -11,6 +11,8 @@ export interface AuthStore {
   deleteToken(subject: SubjectKey, connection: string): Promise<void>;
   putFlow(flow: PendingFlow): Promise<void>;
   getFlow(id: string): Promise<PendingFlow | undefined>;
+  /** Rewrites a flow only if it is still there; false when it was taken meanwhile. */
+  updateFlow(flow: PendingFlow): Promise<boolean>;
   /** Removes and returns a flow in one step: of two concurrent takers, one gets it. */
   takeFlow(id: string): Promise<PendingFlow | undefined>;
   getClient(key: string): Promise<RegisteredClient | undefined>;
@@ -43,6 +45,7 @@ export class SqliteAuthStore implements AuthStore {
       deleteToken: db.prepare('DELETE FROM tokens WHERE subject = ? AND connection = ?'),
       putFlow: db.prepare('INSERT INTO flows (id, sealed, expires_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET sealed = excluded.sealed'),
       getFlow: db.prepare('SELECT sealed FROM flows WHERE id = ?'),
+      updateFlow: db.prepare('UPDATE flows SET sealed = ? WHERE id = ?'),
       takeFlow: db.prepare('DELETE FROM flows WHERE id = ? RETURNING sealed'),
       sweepFlows: db.prepare('DELETE FROM flows WHERE expires_at < ?'),
       getClient: db.prepare('SELECT sealed FROM clients WHERE key = ?'),
@@ -52,7 +55,7 @@ export class SqliteAuthStore implements AuthStore {
 
   async getToken(subject: SubjectKey, connection: string): Promise<TokenSet | undefined> {
     const row = this.#sql.getToken!.get(subject, connection) as { sealed: string } | undefined;
-    return row && this.#sealer.open<TokenSet>(row.sealed, `token:${subject}:${connection}`);
+    return row && this.#sealer.openOrForget<TokenSet>(row.sealed, `token:${subject}:${connection}`);
   }
 
   async putToken(subject: SubjectKey, connection: string, tokens: TokenSet): Promise<void> {
@@ -74,14 +77,18 @@ export class SqliteAuthStore implements AuthStore {
     return row && this.#sealer.open<PendingFlow>(row.sealed, `flow:${id}`);
   }
 
+  async updateFlow(flow: PendingFlow): Promise<boolean> {
+    return Number(this.#sql.updateFlow!.run(this.#sealer.seal(flow, `flow:${flow.id}`), flow.id).changes) === 1;
+  }
+
   async takeFlow(id: string): Promise<PendingFlow | undefined> {
     const row = this.#sql.takeFlow!.get(id) as { sealed: string } | undefined;
-    return row && this.#sealer.open<PendingFlow>(row.sealed, `flow:${id}`);
+    return row && this.#sealer.openOrForget<PendingFlow>(row.sealed, `flow:${id}`);
   }
 
   async getClient(key: string): Promise<RegisteredClient | undefined> {
     const row = this.#sql.getClient!.get(key) as { sealed: string } | undefined;
-    return row && this.#sealer.open<RegisteredClient>(row.sealed, `client:${key}`);
+    return row && this.#sealer.openOrForget<RegisteredClient>(row.sealed, `client:${key}`);
   }
 
   async putClient(key: string, client: RegisteredClient): Promise<void> {
