@@ -1,3 +1,5 @@
+import { CREDENTIAL_HEADERS } from './upstream-fetch.ts';
+
 /**
  * What a Flue agent author declares about a connection. `defineFlueConnection` validates and
  * freezes it, so a mistake fails when the module loads, with a message naming the field.
@@ -40,7 +42,7 @@ export interface FlueConnectionDefinition {
 const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector']);
 const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-const FORBIDDEN_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+const FORBIDDEN_HEADERS = new Set(CREDENTIAL_HEADERS);
 
 export class ConnectionDefinitionError extends Error {
   override name = 'ConnectionDefinitionError';

@@ -98,7 +98,8 @@ export class ConnectionRegistry {
   status(): ConnectionStatus[] {
     return [...this.#entries.values()].map((entry) => {
       const missing = [...entry.missing, ...(entry.collision ? [entry.collision] : []), ...(entry.setup ? [entry.setup] : [])];
-      const state: ConnectionState = entry.collision ? 'error' : entry.setup && entry.state === 'ready' ? 'needs_sign_in' : entry.state;
+      // Setup only an operator can do (e.g. configuring Vercel Connect) is an error, not a sign-in.
+      const state: ConnectionState = entry.collision || entry.setup ? 'error' : entry.state;
       const tools = this.#names.tools().filter((origin) => origin.server === entry.definition.name).map((origin) => origin.eveName);
       return { name: entry.definition.name, state, tools, missing };
     });

@@ -50,8 +50,6 @@ describe('the SQLite auth store', () => {
         secretHash: 'h',
         connection: 'demo',
         subject: 'principal:alice',
-        sessionId: 'ses_1',
-        turnId: 'turn_0',
         authorizationUrl: 'https://as.example/auth?state=att_1.s',
         redirectUri: 'http://127.0.0.1/eve/v1/oauth/callback',
         backend: { verifier: 'verifier-secret-value' },

@@ -32,10 +32,6 @@ export class TurnRun {
     this.translator = translator;
   }
 
-  owns(submissionId: string): boolean {
-    return this.#claimed.has(submissionId);
-  }
-
   /** Takes a dispatched submission as this turn's: replays what it already reported. */
   claim(submissionId: string): Promise<Settlement> {
     this.#claimed.add(submissionId);

@@ -5,3 +5,12 @@ export class StoreUnavailableError extends Error {
     super(message, options);
   }
 }
+
+/** Runs a store command, turning any failure of the store into StoreUnavailableError. */
+export async function storeCall<T>(command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (error) {
+    throw new StoreUnavailableError('The session store (Redis) is unavailable.', { cause: error });
+  }
+}

@@ -52,7 +52,6 @@ export interface Journal {
    */
   createSession(record: SessionRecord, operationKey?: string): Promise<SessionRecord>;
   getSession(sessionId: string): Promise<SessionRecord | undefined>;
-  saveSession(record: SessionRecord): Promise<void>;
   /** Sessions with a turn marked active: the ones a crash interrupted. */
   listInterrupted(): Promise<SessionRecord[]>;
   /** Ended sessions whose `endedAt` is before `cutoff` and whose events are still kept. */

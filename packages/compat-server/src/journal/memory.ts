@@ -26,10 +26,6 @@ export class MemoryJournal implements Journal {
     return record && structuredClone(record);
   }
 
-  async saveSession(record: SessionRecord): Promise<void> {
-    this.#records.set(record.id, structuredClone(record));
-  }
-
   async listInterrupted(): Promise<SessionRecord[]> {
     return [...this.#records.values()].filter((r) => r.activeTurn !== undefined).map((r) => structuredClone(r));
   }

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
-import { StoreUnavailableError } from './errors.ts';
+import { StoreUnavailableError, storeCall } from './errors.ts';
 import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
 import { TailListeners } from './listeners.ts';
 import { RecentLines } from './recent-lines.ts';
@@ -104,11 +104,11 @@ export class RedisJournal implements Journal {
         this.#redis.once('error', fail);
       });
     }
-    await this.#call(() => this.#redis.ping());
+    await storeCall(() => this.#redis.ping());
   }
 
   async createSession(record: SessionRecord, operationKey?: string): Promise<SessionRecord> {
-    const stored = await this.#call(
+    const stored = await storeCall(
       () =>
         this.#redis.eval(
           CREATE,
@@ -124,28 +124,24 @@ export class RedisJournal implements Journal {
   }
 
   async getSession(sessionId: string): Promise<SessionRecord | undefined> {
-    const stored = await this.#call(() => this.#redis.get(this.#key(`s:${sessionId}`)));
+    const stored = await storeCall(() => this.#redis.get(this.#key(`s:${sessionId}`)));
     return stored ? (JSON.parse(stored) as SessionRecord) : undefined;
   }
 
-  async saveSession(record: SessionRecord): Promise<void> {
-    await this.#append(record.id, [], record, -1);
-  }
-
   async listInterrupted(): Promise<SessionRecord[]> {
-    const ids = await this.#call(() => this.#redis.smembers(this.#key('active')));
+    const ids = await storeCall(() => this.#redis.smembers(this.#key('active')));
     if (ids.length === 0) return [];
-    const stored = await this.#call(() => this.#redis.mget(ids.map((id) => this.#key(`s:${id}`))));
+    const stored = await storeCall(() => this.#redis.mget(ids.map((id) => this.#key(`s:${id}`))));
     return stored.filter((s): s is string => s !== null).map((s) => JSON.parse(s) as SessionRecord).filter((r) => r.activeTurn !== undefined);
   }
 
   async listEndedBefore(cutoff: number): Promise<string[]> {
-    return this.#call(() => this.#redis.zrangebyscore(this.#key('ended'), '-inf', `(${cutoff}`));
+    return storeCall(() => this.#redis.zrangebyscore(this.#key('ended'), '-inf', `(${cutoff}`));
   }
 
   async dropEvents(sessionId: string): Promise<void> {
     const record = await this.getSession(sessionId);
-    await this.#call(async () => {
+    await storeCall(async () => {
       const multi = this.#redis.multi().del(this.#key(`e:${sessionId}`)).zrem(this.#key('ended'), sessionId);
       if (record) multi.set(this.#key(`s:${sessionId}`), JSON.stringify({ ...record, eventsDropped: true }));
       await multi.exec();
@@ -155,7 +151,7 @@ export class RedisJournal implements Journal {
 
   async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
     for (;;) {
-      const length = await this.#call(() => this.#redis.xlen(this.#key(`e:${sessionId}`)));
+      const length = await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)));
       const events = drafts.map((draft, i) => envelope(draft, length + i, options.deliveryIds));
       const lines = events.map(serializeEvent);
       const tail = await this.#append(sessionId, lines, options.record, length);
@@ -168,7 +164,7 @@ export class RedisJournal implements Journal {
   async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
     const cached = this.#recent.read(sessionId, from, limit);
     if (cached && cached.length > 0) return cached;
-    const entries = await this.#call(() => this.#redis.xrange(this.#key(`e:${sessionId}`), `0-${from + 1}`, '+', 'COUNT', limit));
+    const entries = await storeCall(() => this.#redis.xrange(this.#key(`e:${sessionId}`), `0-${from + 1}`, '+', 'COUNT', limit));
     return entries.map(([id, fields]) => {
       const line = fields[1]!;
       return { index: Number(id.split('-')[1]) - 1, type: typeOf(line), line };
@@ -176,7 +172,7 @@ export class RedisJournal implements Journal {
   }
 
   async tail(sessionId: string): Promise<number> {
-    return (await this.#call(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
+    return (await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
   }
 
   subscribe(sessionId: string, listener: (tail: number) => void, lost?: () => void): () => void {
@@ -205,7 +201,7 @@ export class RedisJournal implements Journal {
   }
 
   async #append(sessionId: string, lines: readonly JournalLine[], record: SessionRecord | undefined, expectedLength: number): Promise<number> {
-    const result = await this.#call(
+    const result = await storeCall(
       () =>
         this.#redis.eval(
           APPEND,
@@ -230,13 +226,6 @@ export class RedisJournal implements Journal {
     return `${this.#prefix}${suffix}`;
   }
 
-  async #call<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      return await command();
-    } catch (error) {
-      throw new StoreUnavailableError('The session store (Redis) is unavailable.', { cause: error });
-    }
-  }
 }
 
 function typeOf(line: string): string {

@@ -88,10 +88,6 @@ export class SqliteJournal implements Journal {
     return this.#getRecord(sessionId);
   }
 
-  async saveSession(record: SessionRecord): Promise<void> {
-    this.#sql.upsertSession.run(...sessionRow(record));
-  }
-
   async listInterrupted(): Promise<SessionRecord[]> {
     return (this.#sql.interrupted.all() as { record: string }[]).map((row) => JSON.parse(row.record) as SessionRecord);
   }

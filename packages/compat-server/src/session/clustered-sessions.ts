@@ -26,6 +26,10 @@ export class ClusteredSessions implements Sessions {
     this.#journal = journal;
     this.#logger = logger;
     cluster.serve((command) => this.#serve(command));
+    // An owner holds a session only while it works on it: idle sessions go back to the pool.
+    local.whenIdle((sessionId) => {
+      cluster.release(sessionId).catch((error: unknown) => logger.warn({ err: error, sessionId }, 'could not release a session lease'));
+    });
     this.#sweeper = setInterval(() => {
       this.recoverInterruptedTurns().catch((error: unknown) => logger.warn({ err: error }, 'could not look for orphaned sessions'));
     }, sweepMs);

@@ -50,6 +50,7 @@ export class SessionManager implements Sessions {
   readonly #retentionMs: number;
   readonly #now: () => number;
   readonly #live = new Map<string, LiveSession>();
+  readonly #idleListeners: ((sessionId: string) => void)[] = [];
   #closing = false;
 
   constructor(options: SessionManagerOptions) {
@@ -78,6 +79,11 @@ export class SessionManager implements Sessions {
     if (!record?.activeTurn) return false;
     await this.#endInterruptedTurn(record);
     return true;
+  }
+
+  /** Calls `listener` each time a session has no more work here and leaves memory. */
+  whenIdle(listener: (sessionId: string) => void): void {
+    this.#idleListeners.push(listener);
   }
 
   /** Drops what this instance remembers of a session (another instance may have changed it since). */
@@ -250,7 +256,10 @@ export class SessionManager implements Sessions {
     session.worker ??= this.#drain(session).finally(() => {
       session.worker = undefined;
       // An idle session lives in the journal only: memory holds just the sessions at work.
-      if (!session.turn && session.backlog.length === 0 && this.#live.get(session.record.id) === session) this.#live.delete(session.record.id);
+      if (!session.turn && session.backlog.length === 0 && this.#live.get(session.record.id) === session) {
+        this.#live.delete(session.record.id);
+        for (const listener of this.#idleListeners) listener(session.record.id);
+      }
     });
   }
 

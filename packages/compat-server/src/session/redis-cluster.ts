@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import type { ErrorCode } from '@eve-flue/eve-protocol';
-import { StoreUnavailableError } from '../journal/errors.ts';
+import { storeCall } from '../journal/errors.ts';
 import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster, type SessionCommand } from './cluster.ts';
 import { RequestError } from './errors.ts';
 
@@ -64,7 +64,7 @@ export class RedisSessionCluster implements SessionCluster {
   }
 
   async claim(sessionId: string): Promise<{ owner: string; fresh: boolean }> {
-    const answer = String(await this.#call(() => this.#redis.eval(CLAIM, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs))));
+    const answer = String(await storeCall(() => this.#redis.eval(CLAIM, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs))));
     if (answer.startsWith('+') || answer.startsWith('=')) {
       const fresh = answer.startsWith('+') || !this.#held.has(sessionId);
       this.#held.add(sessionId);
@@ -76,11 +76,11 @@ export class RedisSessionCluster implements SessionCluster {
 
   async release(sessionId: string): Promise<void> {
     this.#held.delete(sessionId);
-    await this.#call(() => this.#redis.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, '0'));
+    await storeCall(() => this.#redis.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, '0'));
   }
 
   async isHeld(sessionId: string): Promise<boolean> {
-    return (await this.#call(() => this.#redis.exists(this.#lease(sessionId)))) === 1;
+    return (await storeCall(() => this.#redis.exists(this.#lease(sessionId)))) === 1;
   }
 
   async forward(owner: string, command: SessionCommand): Promise<unknown> {
@@ -91,7 +91,7 @@ export class RedisSessionCluster implements SessionCluster {
     this.#pending.set(id, settle);
     let timer: NodeJS.Timeout | undefined;
     try {
-      await this.#call(() => this.#redis.publish(this.#inbox(owner), JSON.stringify(envelope)));
+      await storeCall(() => this.#redis.publish(this.#inbox(owner), JSON.stringify(envelope)));
       const answer = await Promise.race([
         reply,
         new Promise<never>((_, reject) => {
@@ -155,13 +155,6 @@ export class RedisSessionCluster implements SessionCluster {
     return `${this.#prefix}inbox:${instanceId}`;
   }
 
-  async #call<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      return await command();
-    } catch (error) {
-      throw new StoreUnavailableError('The session store (Redis) is unavailable.', { cause: error });
-    }
-  }
 }
 
 type Envelope = { type: 'command'; id: string; from: string; command: SessionCommand } | { type: 'reply'; reply: Reply };

@@ -21,9 +21,4 @@ export class SessionLog {
     this.#last = written.catch(() => undefined);
     return written;
   }
-
-  /** Resolves once everything written so far is journaled. */
-  settled(): Promise<void> {
-    return this.#last.then(() => undefined);
-  }
 }

@@ -42,8 +42,10 @@ const REFRESH_MARGIN_MS = 60_000;
 
 /**
  * Runs sign-ins for connections: keeps tokens (server side), opens single-use flows whose
- * `state` is 256 random bits bound to session, turn, connection, principal and browser, finishes
- * them at the callback, and tells the parked turn how it went.
+ * `state` is a flow id plus 256 random bits, finishes them at the callback, and tells the parked
+ * turn how it went. A flow records the connection and the subject its token will belong to
+ * (principal, or session for an anonymous caller); its outcome goes only to the turn that opened
+ * it; and it is bound to the browser that opened its start link.
  */
 export class SignInBroker {
   readonly #store: AuthStore;
@@ -133,9 +135,6 @@ export class SignInBroker {
       secretHash: sha256(secret),
       connection: request.connection,
       subject: request.subject,
-      sessionId: request.sessionId,
-      turnId: request.turnId,
-      ...(request.principalId !== undefined ? { principalId: request.principalId } : {}),
       authorizationUrl,
       redirectUri: this.redirectUri,
       backend: data,

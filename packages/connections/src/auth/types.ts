@@ -28,10 +28,8 @@ export interface PendingFlow {
   /** SHA-256 (base64url) of the browser binding cookie, once the start URL was opened. */
   bindingHash?: string;
   connection: string;
+  /** Whose token the sign-in produces. */
   subject: SubjectKey;
-  sessionId: string;
-  turnId: string;
-  principalId?: string;
   /** Where the start route sends the browser (the provider's authorization URL). */
   authorizationUrl: string;
   redirectUri: string;
