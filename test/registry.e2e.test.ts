@@ -3,15 +3,20 @@ import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { ConnectionRegistry, defineFlueConnection, flueMountFor } from '@eve-flue/connections';
+import { ConnectionRegistry, defineFlueConnection, fixedTokenAuthorizer, flueMountFor } from '@eve-flue/connections';
 import { listen, type Listening } from './support/listen.ts';
 
 let server: Listening;
 
 beforeAll(async () => {
   const app = express();
+  // /locked/...: the same, but only for a caller with the right bearer token.
+  app.use('/locked', (request, response, next) => {
+    if (request.headers.authorization === 'Bearer letmein') return next();
+    response.status(401).set('www-authenticate', 'Bearer error="invalid_token"').json({ error: 'invalid_token' });
+  });
   // POST /mcp/<tool>: a server offering one tool of that name.
-  app.post('/mcp/:tool', express.json(), async (request, response) => {
+  app.post(['/mcp/:tool', '/locked/mcp/:tool'], express.json(), async (request, response) => {
     const mcp = new McpServer({ name: 'tiny', version: '1.0.0' });
     mcp.registerTool(String(request.params.tool), { description: 'Echo', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -56,4 +61,16 @@ test('connections whose tool names collide: the later one is left out, and its s
   expect(second).toMatchObject({ state: 'error', tools: [] });
   expect(second!.missing).toEqual([expect.stringMatching(/"b__echo" from connection "a" and "echo" from connection "a__b" both become mcp__a__b__echo/)]);
   expect(clashing.mountable().map((d) => d.name)).toEqual(['a']);
+});
+
+test('a server that lists its tools only to signed-in callers needs a sign-in, and shows its tools once one is granted', async () => {
+  const definition = defineFlueConnection({ name: 'locked', url: `${server.url}/locked/mcp/echo`, auth: { type: 'oauth2' } });
+  const registry = new ConnectionRegistry([definition], (d) => flueMountFor(d).fetch);
+  expect(await registry.refresh()).toEqual([
+    { name: 'locked', state: 'needs_sign_in', tools: [], missing: ['sign in: the server lists its tools only to signed-in callers'] },
+  ]);
+  expect(registry.names.toEve('mcp__locked__echo')).toBe('mcp__locked__echo');
+  await registry.relist('locked', flueMountFor(definition, { authorizer: fixedTokenAuthorizer('letmein') }).fetch);
+  expect(registry.status()).toEqual([{ name: 'locked', state: 'ready', tools: ['connection__locked__echo'], missing: [] }]);
+  expect(registry.names.toEve('mcp__locked__echo')).toBe('connection__locked__echo');
 });

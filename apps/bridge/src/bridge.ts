@@ -19,6 +19,7 @@ import {
 import {
   ConnectionRegistry,
   createConnectionAuthorizer,
+  fixedTokenAuthorizer,
   flueMountFor,
   loadSealer,
   OAuth2Backend,
@@ -158,7 +159,12 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     mountConnection: (name, session) => {
       const definition = connections.definition(name);
       if (!broker.handles(name)) return flueMountFor(definition);
-      return flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session), parkedForMs: broker.flowTtlMs });
+      // A server that hid its tools until someone signed in shows them now: learn their names.
+      const learnTools = (token: string) =>
+        void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token) }).fetch).catch((error: unknown) => {
+          logger.warn({ err: error, connection: name }, 'could not list tools after a sign-in');
+        });
+      return flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs });
     },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),

@@ -68,15 +68,31 @@ export class ConnectionRegistry {
     return this.status();
   }
 
-  async #list(entry: Entry): Promise<void> {
+  /**
+   * Lists one connection's tools again through `fetch` (e.g. carrying a token just granted, for a
+   * server that lists its tools only to signed-in callers) and updates the name map.
+   */
+  async relist(name: string, fetch: typeof globalThis.fetch): Promise<void> {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    await this.#list(entry, fetch);
+    this.#rebuildNames();
+  }
+
+  async #list(entry: Entry, fetch = this.#fetchFor(entry.definition)): Promise<void> {
     try {
-      const listed = await listServerTools(entry.definition.url, this.#fetchFor(entry.definition));
+      const listed = await listServerTools(entry.definition.url, fetch);
       entry.listed = listed;
       const offered = new Set(listed.map((t) => t.name));
       const absent = (entry.definition.tools ?? []).filter((t) => !offered.has(t));
       entry.state = absent.length > 0 ? 'error' : 'ready';
       entry.missing = absent.map((t) => `the server does not offer the allowlisted tool "${t}"`);
     } catch (error) {
+      if ((error as { code?: unknown }).code === 401) {
+        entry.state = 'needs_sign_in';
+        entry.missing = ['sign in: the server lists its tools only to signed-in callers'];
+        return;
+      }
       this.markUnavailable(entry.definition.name, describe(error));
     }
   }

@@ -76,3 +76,8 @@ function withoutCookies(response: Response): Response {
   for (const name of STRIPPED_RESPONSE_HEADERS) headers.delete(name);
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
+
+/** An authorizer that always sends one known token and hands a refusal back as it is. */
+export function fixedTokenAuthorizer(token: string): UpstreamAuthorizer {
+  return { token: async () => token, unauthorized: async ({ response }) => ({ answer: response }) };
+}

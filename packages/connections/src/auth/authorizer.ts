@@ -40,6 +40,8 @@ export function createConnectionAuthorizer(
   definition: Readonly<FlueConnectionDefinition>,
   broker: SignInBroker,
   scope: SessionScope,
+  /** Told of each token a sign-in grants (the bridge lists the server's tools with it). */
+  onAuthorized?: (token: string) => void,
 ): UpstreamAuthorizer {
   const subject = () => subjectKey(scope.turn()?.principalId, scope.sessionId);
   return {
@@ -75,7 +77,10 @@ export function createConnectionAuthorizer(
       });
       if (outcome.outcome === 'authorized') {
         const token = await broker.token(definition.name, subject());
-        if (token) return { retryWith: token };
+        if (token) {
+          onAuthorized?.(token);
+          return { retryWith: token };
+        }
       }
       // Declined here (the person moved on, the turn was cancelled): the link must stop working.
       if (outcome.outcome === 'declined') await broker.cancel(attempt.id, outcome);
