@@ -42,6 +42,11 @@ export class InstanceDirectory {
     this.#db?.prepare('INSERT INTO generations (session_id, generation) VALUES (?, ?) ON CONFLICT(session_id) DO UPDATE SET generation = excluded.generation').run(sessionId, next);
   }
 
+  /** The session ended: nothing will address its instances again. */
+  forget(sessionId: string): void {
+    for (const [instanceId, owner] of this.#sessions) if (owner === sessionId) this.#sessions.delete(instanceId);
+  }
+
   close(): void {
     if (this.#db?.isOpen) this.#db.close();
   }

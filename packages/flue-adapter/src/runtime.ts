@@ -161,6 +161,10 @@ export class FlueRuntime implements AgentRuntime {
     );
   }
 
+  async endSession(sessionId: string): Promise<void> {
+    this.#instances.forget(sessionId);
+  }
+
   /** Flue would otherwise recover the interrupted submission and run it again, unasked. */
   async abandonTurn(sessionId: string): Promise<void> {
     await this.#abort(this.#instances.instanceFor(sessionId));
