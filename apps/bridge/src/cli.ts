@@ -22,7 +22,7 @@ Environment:
   PORT        port to listen on (default 3000)
   HOST        interface to listen on (default 127.0.0.1)
   DATA_DIR    where the journal and Flue's conversations live (default ./.data)
-  PUBLIC_URL  the bridge's public origin (default http://localhost:<port>)
+  PUBLIC_URL  the bridge's public origin and OAuth redirect base (default http://<HOST>:<port>)
   NODE_ENV    production requires route auth in the config
   LOG_LEVEL   pino level (default info)
 `;
