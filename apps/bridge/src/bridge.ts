@@ -191,9 +191,10 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
 
 /** The Redis pieces several instances share; Redis is checked reachable before the bridge starts. */
 async function sharedStores(url: string, prefix: string, sealer: Sealer) {
-  const journal = new RedisJournal(url, { prefix });
-  await journal.ready();
   const cluster = new RedisSessionCluster(url, { prefix });
+  // Appends are fenced by the session's lease: an instance that lost a session cannot write to it.
+  const journal = new RedisJournal(url, { prefix, holder: cluster.instanceId });
+  await journal.ready();
   const signInEvents = new RedisSignInEvents(url, prefix);
   await Promise.all([cluster.ready(), signInEvents.ready()]);
   return { journal, cluster, signInEvents, authStore: new RedisAuthStore(url, sealer, prefix) };

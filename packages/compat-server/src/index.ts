@@ -45,4 +45,4 @@ export {
 export type { WebSocketStreamLimits } from './stream/websocket.ts';
 export { RedisJournal } from './journal/redis.ts';
 export type { RedisJournalOptions } from './journal/redis.ts';
-export { StoreUnavailableError } from './journal/errors.ts';
+export { SessionTakenOverError, StoreUnavailableError } from './journal/errors.ts';

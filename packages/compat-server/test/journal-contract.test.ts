@@ -120,6 +120,25 @@ describe.each(stores)('the %s journal', (_name, open) => {
   });
 });
 
+test('a Redis journal of a cluster member writes only to sessions nobody else holds', async () => {
+  const journal = new RedisJournal(REDIS_URL, { prefix, holder: 'ins_a' });
+  await journal.ready();
+  const redis = new Redis(REDIS_URL);
+  try {
+    const id = `ses_${nanoid()}`;
+    await journal.createSession(record(id));
+    await journal.append(id, [delta('nobody holds it')]);
+    await redis.set(`${prefix}owner:${id}`, 'ins_a');
+    await journal.append(id, [delta('we hold it')]);
+    await redis.set(`${prefix}owner:${id}`, 'ins_b');
+    await expect(journal.append(id, [delta('taken over')])).rejects.toMatchObject({ name: 'SessionTakenOverError' });
+    expect(await journal.tail(id)).toBe(1);
+  } finally {
+    redis.disconnect();
+    await journal.close();
+  }
+});
+
 test('a Redis journal that cannot reach Redis fails fast with StoreUnavailableError', async () => {
   const journal = new RedisJournal('redis://127.0.0.1:1', { prefix, redis: { retryStrategy: () => null } });
   await expect(journal.getSession('ses_x')).rejects.toMatchObject({ name: 'StoreUnavailableError' });

@@ -6,6 +6,11 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** This instance no longer holds the session it tried to write to: another one took it over. */
+export class SessionTakenOverError extends StoreUnavailableError {
+  override name = 'SessionTakenOverError';
+}
+
 /** Runs a store command, turning any failure of the store into StoreUnavailableError. */
 export async function storeCall<T>(command: () => Promise<T>): Promise<T> {
   try {

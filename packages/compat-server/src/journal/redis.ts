@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
-import { StoreUnavailableError, storeCall } from './errors.ts';
+import { SessionTakenOverError, StoreUnavailableError, storeCall } from './errors.ts';
 import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
 import { TailListeners } from './listeners.ts';
 import { RecentLines } from './recent-lines.ts';
@@ -9,22 +9,28 @@ import { RecentLines } from './recent-lines.ts';
  * Appends a batch only if the stream still has the length the caller built it for, so that an
  * index is never assigned twice, and writes the session record in the same step. Entry ids are
  * `0-<index + 1>`: the stream id is the absolute stream index.
- * KEYS: stream, record, active set, ended set. ARGV: expected length (-1: any), channel, record JSON ('' for
- * none), active ('1'/'0'), ended-at ('' when open), session id, then one line per event.
+ * KEYS: stream, record, active set, ended set, session lease. ARGV: expected length (-1: any),
+ * channel, record JSON ('' for none), active ('1'/'0'), ended-at ('' when open), session id,
+ * the writing instance ('' to skip the check), then one line per event. Returns -2 when another
+ * instance holds the session's lease: a writer that lost its session must not write to it.
  */
 const APPEND = `
+if ARGV[7] ~= '' then
+  local holder = redis.call('GET', KEYS[5])
+  if holder and holder ~= ARGV[7] then return -2 end
+end
 local length = redis.call('XLEN', KEYS[1])
 if ARGV[1] ~= '-1' and length ~= tonumber(ARGV[1]) then return -1 end
-for i = 7, #ARGV do
-  redis.call('XADD', KEYS[1], '0-' .. (length + i - 6), 'l', ARGV[i])
+for i = 8, #ARGV do
+  redis.call('XADD', KEYS[1], '0-' .. (length + i - 7), 'l', ARGV[i])
 end
 if ARGV[3] ~= '' then
   redis.call('SET', KEYS[2], ARGV[3])
   if ARGV[4] == '1' then redis.call('SADD', KEYS[3], ARGV[6]) else redis.call('SREM', KEYS[3], ARGV[6]) end
   if ARGV[5] ~= '' then redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6]) end
 end
-local tail = length + #ARGV - 7
-if #ARGV >= 7 then redis.call('PUBLISH', ARGV[2], tail) end
+local tail = length + #ARGV - 8
+if #ARGV >= 8 then redis.call('PUBLISH', ARGV[2], tail) end
 return tail
 `;
 
@@ -49,7 +55,10 @@ export interface RedisJournalOptions {
   /** Key prefix, so that several deployments (or tests) can share one Redis. Default `eve:`. */
   prefix?: string;
   redis?: RedisOptions;
+  /** This instance's id in a cluster (RedisSessionCluster): appends are refused once another instance holds the session. */
+  holder?: string;
 }
+
 
 /**
  * Sessions on Redis, for several bridge instances: one Redis Stream per session (entry id =
@@ -64,6 +73,7 @@ export class RedisJournal implements Journal {
   readonly #listeners = new TailListeners();
   readonly #recent = new RecentLines();
   readonly #subscriptions = new Map<string, number>();
+  readonly #holder: string;
   readonly #lostListeners = new Set<() => void>();
 
   constructor(url: string, options: RedisJournalOptions = {}) {
@@ -77,6 +87,7 @@ export class RedisJournal implements Journal {
       if (channels.length > 0) void this.#subscriber.subscribe(...channels).catch(() => undefined);
     });
     this.#prefix = options.prefix ?? 'eve:';
+    this.#holder = options.holder ?? '';
     for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
     // Notifications missed while the connection is down cannot be replayed: followers must end.
     this.#subscriber.on('close', () => {
@@ -155,6 +166,7 @@ export class RedisJournal implements Journal {
       const events = drafts.map((draft, i) => envelope(draft, length + i, options.deliveryIds));
       const lines = events.map(serializeEvent);
       const tail = await this.#append(sessionId, lines, options.record, length);
+      if (tail === -2) throw new SessionTakenOverError(`Another instance took session ${sessionId} over.`);
       if (tail === -1) continue; // another writer appended first: rebuild on the new length
       if (lines.length > 0) this.#recent.push(sessionId, lines);
       return events;
@@ -205,17 +217,19 @@ export class RedisJournal implements Journal {
       () =>
         this.#redis.eval(
           APPEND,
-          4,
+          5,
           this.#key(`e:${sessionId}`),
           this.#key(`s:${sessionId}`),
           this.#key('active'),
           this.#key('ended'),
+          this.#key(`owner:${sessionId}`),
           String(expectedLength),
           this.#key(`appended:${sessionId}`),
           record ? JSON.stringify(record) : '',
           record?.activeTurn ? '1' : '0',
           record?.status === 'ended' ? String(record.endedAt ?? Date.now()) : '',
           sessionId,
+          this.#holder,
           ...lines.map((l) => l.line),
         ) as Promise<number>,
     );

@@ -1,6 +1,6 @@
 import type { EveEventDraft, InputResponse } from '@eve-flue/eve-protocol';
 import type { Principal } from '../auth/route-auth.ts';
-import { StoreUnavailableError } from '../journal/errors.ts';
+import { SessionTakenOverError, StoreUnavailableError } from '../journal/errors.ts';
 import type { Journal, SessionRecord } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import { RequestError, sessionNotActive } from './errors.ts';
@@ -228,8 +228,16 @@ export class SessionManager implements Sessions {
   async #find(sessionId: string): Promise<LiveSession | undefined> {
     const live = this.#live.get(sessionId);
     if (live) return live;
-    const record = await this.#journal.getSession(sessionId);
+    let record = await this.#journal.getSession(sessionId);
     if (!record) return undefined;
+    const loadedMeanwhile = this.#live.get(sessionId);
+    if (loadedMeanwhile) return loadedMeanwhile;
+    // Nothing runs this session here, yet its record names a running turn: that turn died
+    // (its process stopped, or its end could not be written). End it before going on.
+    if (record.activeTurn) {
+      await this.#endInterruptedTurn(record);
+      record = (await this.#journal.getSession(sessionId))!;
+    }
     return this.#live.get(sessionId) ?? { record, log: new SessionLog(this.#journal, sessionId), backlog: [] };
   }
 
@@ -303,14 +311,21 @@ export class SessionManager implements Sessions {
       if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId }, 'turn failed');
     }
     const unanswered = turn.stopSteering();
-    await turn.withdrawOpenRequests();
-    session.turn = undefined;
-    delete record.activeTurn;
-    if (turn.abortReason === 'reset') {
-      await turn.close([ending]);
-      return;
+    try {
+      await turn.withdrawOpenRequests();
+      const settled: SessionRecord = { ...record };
+      delete settled.activeTurn;
+      if (turn.abortReason === 'reset') {
+        await turn.close([ending]);
+        return;
+      }
+      await turn.close([ending, SESSION_WAITING], settled);
+    } finally {
+      // Whatever could be journaled, this process is done with the turn. If its end could not be
+      // written, the stored record still names it, and recovery ends it as interrupted.
+      session.turn = undefined;
+      delete record.activeTurn;
     }
-    await turn.close([ending, SESSION_WAITING], record);
     // Steering messages the failed turn never reached were accepted: they start the next turn.
     const retry = failed ? foldSteering(unanswered) : undefined;
     if (retry) session.backlog.unshift({ kind: 'message', message: retry });
@@ -369,7 +384,7 @@ async function withStoreRetries<T>(write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError) || delay > 3_200) throw error;
+      if (!(error instanceof StoreUnavailableError) || error instanceof SessionTakenOverError || delay > 3_200) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
