@@ -6,8 +6,8 @@ import { subjectKey, type ConnectionRegistry, type ConnectionStatus, type SignIn
 function callerSubject(request: Request): string | undefined {
   const principal = principalOf(request);
   const sessionId = typeof request.query.sessionId === 'string' ? request.query.sessionId : undefined;
-  if (principal) return subjectKey(principal.id, '');
-  return sessionId ? subjectKey(undefined, sessionId) : undefined;
+  if (!principal && !sessionId) return undefined;
+  return subjectKey(principal?.id, sessionId ?? '');
 }
 
 /** `GET /connections`: each connection's tools and state for the caller; `DELETE …/authorization`: sign out. */

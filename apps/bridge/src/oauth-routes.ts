@@ -59,8 +59,7 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
       logger.warn({ status: result.status }, 'refused an OAuth callback');
       return page(response, result.status, 'Sign-in refused', result.message);
     }
-    const flowId = (callbackUrl.searchParams.get('state') ?? '').split('.')[0]!;
-    response.clearCookie(bindingCookieName(flowId), { path: '/eve/v1/oauth' });
+    response.clearCookie(bindingCookieName(result.flowId), { path: '/eve/v1/oauth' });
     const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
     logger.info({ connection: result.connection, outcome }, 'sign-in finished');
     response.status(303).set(PAGE_HEADERS).location(`/eve/v1/oauth/result/${outcome}`).end();

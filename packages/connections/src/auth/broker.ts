@@ -30,7 +30,7 @@ export interface SignInAttempt {
 
 export type CallbackResult =
   | { kind: 'refused'; status: 400 | 404; message: string }
-  | { kind: 'finished'; connection: string; outcome: SignInOutcome };
+  | { kind: 'finished'; flowId: string; connection: string; outcome: SignInOutcome };
 
 export const CALLBACK_PATH = '/eve/v1/oauth/callback';
 export const START_PATH = '/eve/v1/oauth/start';
@@ -198,7 +198,7 @@ export class SignInBroker {
     const outcome = await this.#finish(taken, callbackUrl, state);
     this.#settle(flowId, outcome);
     await this.#events?.publish(flowId, outcome);
-    return { kind: 'finished', connection: taken.connection, outcome };
+    return { kind: 'finished', flowId, connection: taken.connection, outcome };
   }
 
   /** Ends a pending sign-in from the bridge's side (the person moved on, the turn was cancelled). */
