@@ -6,7 +6,8 @@
  */
 import { observe } from '@flue/runtime';
 import { silentLogger } from '@eve-flue/compat-server';
-import { startBridge, startDemoStack } from '@eve-flue/bridge';
+import { startBridge } from '@eve-flue/bridge';
+import { startDemoStack } from '@eve-flue/demo';
 import { fmt, percentile } from './lib.ts';
 
 type Timed = { text: string; at: number };

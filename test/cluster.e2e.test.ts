@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { Client } from 'eve/client';
-import { startDemoStack, type DemoStack } from '@eve-flue/bridge';
+import { startDemoStack, type DemoStack } from '@eve-flue/demo';
 import { startBalancer, type Balancer } from './support/balancer.ts';
 import { launchChromium } from './support/browser.ts';
 import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
@@ -31,7 +31,7 @@ beforeAll(async () => {
     PUBLIC_URL: balancer.url,
     BRIDGE_TOKEN_KEY: randomBytes(32).toString('base64'),
   };
-  instances = await Promise.all([0, 1, 2].map(() => startCliBridge(env, ['--config', CONFIG])));
+  instances = await Promise.all([0, 1, 2].map(() => startCliBridge(env, ['start', '--config', CONFIG])));
   const upstreams = instances.map((i) => i.url);
   let next = 0;
   balancer.route = () => upstreams[next++ % upstreams.length]!;

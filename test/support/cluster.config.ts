@@ -4,7 +4,7 @@
  */
 import { defineBridgeConfig, defineFlueConnection } from '@eve-flue/bridge';
 import { createScriptedModel } from '@eve-flue/flue-adapter';
-import { Demo } from '../../apps/bridge/src/demo/agent.ts';
+import { Demo } from '../../apps/demo/src/agent.ts';
 
 const required = (name: string): string => {
   const value = process.env[name];

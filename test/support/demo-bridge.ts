@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '@eve-flue/compat-server';
-import { startBridge, startDemoStack, type BridgeConfig, type DemoStack, type DemoStackOptions, type RunningBridge } from '@eve-flue/bridge';
+import { startBridge, type BridgeConfig, type RunningBridge } from '@eve-flue/bridge';
+import { startDemoStack, type DemoStack, type DemoStackOptions } from '@eve-flue/demo';
 
 export interface DemoBridge extends RunningBridge {
   mcpUrl: string;

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from '@jest/globals';
 import { silentLogger } from '@eve-flue/compat-server';
 import { bearerTokens, defineBridgeConfig, startBridge } from '@eve-flue/bridge';
-import { Demo } from '../src/demo/agent.ts';
+import { Demo } from '../../demo/src/agent.ts';
 
 describe('bridge configuration', () => {
   test.each([

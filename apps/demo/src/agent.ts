@@ -1,5 +1,5 @@
 import { useModel } from '@flue/runtime';
-import { SCRIPTED_MODEL } from '@eve-flue/flue-adapter';
+import { SCRIPTED_MODEL } from '@eve-flue/bridge/testing';
 
 /** The embedded demo agent: a scripted model (no provider needed) plus the bridge's connections. */
 export function Demo(): string {

@@ -1,9 +1,8 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defineFlueConnection } from '@eve-flue/connections';
-import { createScriptedModel } from '@eve-flue/flue-adapter';
-import type { BridgeConfig } from '../config.ts';
+import { defineFlueConnection, type BridgeConfig } from '@eve-flue/bridge';
+import { scriptedModel } from '@eve-flue/bridge/testing';
 import { Demo } from './agent.ts';
 import {
   DEMO_MCP_SCOPE,
@@ -55,7 +54,7 @@ export async function startDemoStack(overrides: Partial<BridgeConfig> = {}, opti
     await closeMcp();
     throw error;
   }
-  const model = createScriptedModel();
+  const model = scriptedModel();
   const demo = defineFlueConnection({
     name: 'demo',
     url: mcpUrl,
