@@ -1,10 +1,13 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
+import pino from 'pino';
 import {
   assertRouteAuth,
+  ConfigurationError,
   createCompatServer,
   isWebSocketUpgrade,
   MemoryJournal,
@@ -34,6 +37,7 @@ import {
   type ConnectionStatus,
   type SignInBackend,
 } from '@eve-flue/connections';
+import { EVE_BASE_PATH } from '@eve-flue/eve-protocol';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
@@ -42,15 +46,27 @@ import { webPage } from './web-page.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
-export interface RunningBridge {
+export interface RunningBridge extends Bridge {
   url: string;
-  /** The origin links and the OAuth redirect URI are built from. */
-  publicUrl: string;
   server: Server;
+}
+
+/** A bridge not yet bound to a server: mount `app` at any path and route upgrades to `handleUpgrade`. */
+export interface Bridge {
+  /** The origin (and path, when mounted under one) links and the OAuth redirect URI are built from. */
+  publicUrl: string;
+  /** Serves `/eve/v1` (and the demo page, when on); mount it with `server.use('/any/prefix', bridge.app)`. */
+  app: express.Express;
+  /**
+   * An http server's `'upgrade'` listener for the WebSocket streams under the path `app` is mounted
+   * at. Returns false, touching nothing, for an upgrade outside it (another listener may own it).
+   */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   compat: CompatServer;
   connections: ConnectionRegistry;
   broker: SignInBroker;
   authStore: AuthStore;
+  /** Closes the streams, sessions, Flue runtime and stores; the server it is mounted in is the caller's. */
   close(): Promise<void>;
 }
 
@@ -58,16 +74,58 @@ export interface StartOptions {
   logger: Logger;
 }
 
+export interface CreateBridgeOptions {
+  /** Default: pino JSON lines on stdout at `LOG_LEVEL` (default info). */
+  logger?: Logger;
+}
+
 /**
- * Starts the bridge. It listens first, so that its public URL (and with it the OAuth redirect
- * URI) is known before anything is built; requests before it is ready get a 503.
+ * Builds a bridge to mount into an existing server. Its public URL (the OAuth redirect base)
+ * must be known up front: `publicUrl`, else `PUBLIC_URL`, including the path it is mounted at.
  */
-export async function startBridge(config: Readonly<BridgeConfig>, { logger }: StartOptions): Promise<RunningBridge> {
+export async function createBridge(config: Readonly<BridgeConfig>, options: CreateBridgeOptions = {}): Promise<Bridge> {
+  const publicUrl = config.publicUrl ?? process.env.PUBLIC_URL;
+  if (!publicUrl) {
+    throw new ConfigurationError('[eve-flue] createBridge needs `publicUrl` (or PUBLIC_URL): the URL it is mounted at, e.g. https://app.example.com/agents');
+  }
+  return buildBridge(config, publicUrl, options.logger ?? defaultLogger());
+}
+
+async function buildBridge(config: Readonly<BridgeConfig>, publicUrl: string, logger: Logger): Promise<Bridge> {
   const mode = resolveMode(config.mode);
   // Refuse before anything starts: nothing to clean up after a configuration that cannot run.
   assertRouteAuth(mode, config.auth);
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = config.store !== 'memory';
+  const { app, parts } = await assemble(config, { mode, dataDir, durable, publicUrl: publicUrl.replace(/\/+$/, ''), logger });
+  return {
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    app,
+    handleUpgrade(request, socket, head) {
+      // `app.path()` is where the app is mounted ('' when it is the server's handler itself).
+      const base = app.path();
+      const url = request.url ?? '/';
+      if (!url.startsWith(`${base}${EVE_BASE_PATH}/`)) return false;
+      request.url = url.slice(base.length);
+      parts.compat.handleUpgrade(request, socket, head);
+      return true;
+    },
+    ...parts,
+    async close() {
+      await parts.compat.close();
+      await parts.authStore.close();
+      await parts.signInEvents?.close();
+    },
+  };
+}
+
+/**
+ * Starts the bridge on its own server. It listens first, so that its public URL (and with it the
+ * OAuth redirect URI) is known before anything is built; requests before it is ready get a 503.
+ */
+export async function startBridge(config: Readonly<BridgeConfig>, { logger }: StartOptions): Promise<RunningBridge> {
+  // Refuse before anything listens: nothing to clean up after a configuration that cannot run.
+  assertRouteAuth(resolveMode(config.mode), config.auth);
   const host = config.host ?? process.env.HOST ?? '127.0.0.1';
 
   let handler: RequestHandler = (_request, response) => {
@@ -84,30 +142,31 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;
-  const publicUrl = (config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`).replace(/\/+$/, '');
+  const publicUrl = config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`;
   try {
-    const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
-    handler = ready.app;
+    const bridge = await buildBridge(config, publicUrl, logger);
+    handler = bridge.app;
     Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
-    server.on('upgrade', ready.parts.compat.handleUpgrade);
+    server.on('upgrade', bridge.compat.handleUpgrade);
     return {
+      ...bridge,
       url,
-      publicUrl,
       server,
-      ...ready.parts,
       async close() {
-        await ready.parts.compat.closeWebSockets();
+        await bridge.compat.closeWebSockets();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await ready.parts.compat.close();
-        await ready.parts.authStore.close();
-        await ready.parts.signInEvents?.close();
+        await bridge.close();
       },
     };
   } catch (error) {
     server.close();
     throw error;
   }
+}
+
+function defaultLogger(): Logger {
+  return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'eve-flue-bridge' } });
 }
 
 interface Settings {
@@ -179,7 +238,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:')),
     routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
-    ...(config.cors !== undefined ? { cors: config.cors } : {}),
+    ...corsSetting(config.cors),
   });
 
   const app = express();
@@ -219,6 +278,18 @@ function signInBackend(
     if (!definition.auth) return { missing: reason };
   }
   return definition.auth ? { backend: new OAuth2Backend(definition, store) } : {};
+}
+
+/** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */
+function corsSetting(cors: BridgeConfig['cors']): { cors?: NonNullable<BridgeConfig['cors']> } {
+  if (cors !== undefined) return { cors };
+  const origins = (process.env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigurationError(`[eve-flue] CORS_ORIGINS: "${origin}" is not an origin such as https://app.example.com`);
+    }
+  }
+  return origins.length > 0 ? { cors: { origin: origins } } : {};
 }
 
 function logConnections(logger: Logger, statuses: ConnectionStatus[]): void {

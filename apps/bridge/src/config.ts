@@ -30,7 +30,7 @@ export interface BridgeConfig {
   mode?: Mode;
   /** Route auth for every route but health; see `bearerTokens`. */
   auth?: RouteAuth;
-  /** Off by default. */
+  /** Which browser origins may call the bridge. Default: the origins `CORS_ORIGINS` lists (comma-separated), else none. */
   cors?: boolean | CorsOptions;
   /** Serve the demo web page at `/`. Default: true in development. */
   webPage?: boolean;

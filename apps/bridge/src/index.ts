@@ -1,8 +1,9 @@
 export { defineBridgeConfig } from './config.ts';
-export type { BridgeConfig } from './config.ts';
-export { startBridge } from './bridge.ts';
-export type { RunningBridge } from './bridge.ts';
-export { startDemoStack } from './demo/index.ts';
-export type { DemoStack, DemoStackOptions } from './demo/index.ts';
+export type { BridgeConfig, RedisStore } from './config.ts';
+export { createBridge, startBridge } from './bridge.ts';
+export type { Bridge, CreateBridgeOptions, RunningBridge, StartOptions } from './bridge.ts';
 export { bearerTokens } from '@eve-flue/compat-server';
-export { defineFlueConnection } from '@eve-flue/connections';
+export type { Logger, Mode, Principal, RouteAuth } from '@eve-flue/compat-server';
+export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
+export type { FlueConnectionDefinition } from '@eve-flue/connections';
+export type { FlueAgent } from '@eve-flue/flue-adapter';

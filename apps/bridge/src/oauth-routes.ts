@@ -29,7 +29,7 @@ function page(response: Response, status: number, title: string, text: string): 
 const paths = (path: string) => path.replace('/eve/v1', '');
 
 /**
- * The browser side of a sign-in: the start link binds the browser and redirects to the provider;
+ * The browser side of a sign-in (paths and cookies relative to where the bridge is mounted): the start link binds the browser and redirects to the provider;
  * the callback finishes the flow and redirects to a clean result page, so the code does not stay
  * in the address bar or history.
  */
@@ -44,7 +44,7 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
       httpOnly: true,
       sameSite: 'lax',
       secure: secureCookies,
-      path: '/eve/v1/oauth',
+      path: `${request.baseUrl}/oauth`,
       maxAge: bound.maxAgeSeconds * 1000,
     });
     // No body: express would echo the URL (and its state) into one.
@@ -59,10 +59,10 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
       logger.warn({ status: result.status }, 'refused an OAuth callback');
       return page(response, result.status, 'Sign-in refused', result.message);
     }
-    response.clearCookie(bindingCookieName(result.flowId), { path: '/eve/v1/oauth' });
+    response.clearCookie(bindingCookieName(result.flowId), { path: `${request.baseUrl}/oauth` });
     const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
     logger.info({ connection: result.connection, outcome }, 'sign-in finished');
-    response.status(303).set(PAGE_HEADERS).location(`/eve/v1/oauth/result/${outcome}`).end();
+    response.status(303).set(PAGE_HEADERS).location(`${request.baseUrl}/oauth/result/${outcome}`).end();
   });
 
   router.get('/oauth/result/:outcome', (request, response) => {
