@@ -1,30 +1,12 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import express from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
 import { ConnectionRegistry, defineFlueConnection, fixedTokenAuthorizer, flueMountFor } from '@eve-flue/connections';
-import { listen, type Listening } from './support/listen.ts';
+import type { Listening } from './support/listen.ts';
+import { startToolServers } from './support/tool-servers.ts';
 
 let server: Listening;
 
 beforeAll(async () => {
-  const app = express();
-  // /locked/...: the same, but only for a caller with the right bearer token.
-  app.use('/locked', (request, response, next) => {
-    if (request.headers.authorization === 'Bearer letmein') return next();
-    response.status(401).set('www-authenticate', 'Bearer error="invalid_token"').json({ error: 'invalid_token' });
-  });
-  // POST /mcp/<tool>: a server offering one tool of that name.
-  app.post(['/mcp/:tool', '/locked/mcp/:tool'], express.json(), async (request, response) => {
-    const mcp = new McpServer({ name: 'tiny', version: '1.0.0' });
-    mcp.registerTool(String(request.params.tool), { description: 'Echo', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    response.on('close', () => void transport.close());
-    await mcp.connect(transport);
-    await transport.handleRequest(request, response, request.body);
-  });
-  server = await listen(app);
+  server = await startToolServers();
 });
 
 afterAll(async () => {

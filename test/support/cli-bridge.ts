@@ -18,10 +18,16 @@ export interface CliBridge {
 
 const cli = fileURLToPath(new URL('../../apps/bridge/src/cli.ts', import.meta.url));
 
-/** Runs the bridge the way `pnpm start` does (the CLI's `start`), on a free port and a fresh data folder. */
-export async function startCliBridge(env: Record<string, string> = {}, args: readonly string[] = []): Promise<CliBridge> {
+/** Runs the bridge CLI (by default `demo`, what `pnpm start` runs) on a free port and a fresh data folder. */
+export async function startCliBridge(
+  env: Record<string, string> = {},
+  args: readonly string[] = ['demo'],
+  /** `bin`: another CLI file to run (e.g. an installed one); `cwd`: where to run it. */
+  { bin = cli, cwd }: { bin?: string; cwd?: string } = {},
+): Promise<CliBridge> {
   const dataDir = await mkdtemp(join(tmpdir(), 'eve-flue-cli-'));
-  const child = spawn(process.execPath, [cli, 'start', ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
+    ...(cwd ? { cwd } : {}),
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, NODE_ENV: 'development', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,70 +1,131 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import type { Logger } from '@eve-flue/compat-server';
 import { startBridge } from './bridge.ts';
+import { checkConnections } from './check.ts';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
-import { startDemoStack } from './demo/index.ts';
+import { DEFAULT_CONFIG_FILE, loadConfigFile } from './config-file.ts';
+import { writeStarterFiles } from './init.ts';
 
 const HELP = `eve-flue-bridge: serve Eve's session API (/eve/v1) on top of a Flue agent.
 
 Usage:
   eve-flue-bridge start [--config <file>]   start the bridge (the default command)
-  eve-flue-bridge --help                    show this help
+  eve-flue-bridge check [--config <file>]   connect every connection once; exit 1 if any is not ready
+  eve-flue-bridge init                      write a commented bridge.config.ts and .env.example here
+  eve-flue-bridge demo                      run the demo (needs the @eve-flue/demo package)
+  eve-flue-bridge --help | --version
 
-Config: --config <file>, else ./bridge.config.ts if it exists, else the embedded demo
-(a Flue agent on a scripted model with a local MCP server, no network or API key needed).
-A config file default-exports defineBridgeConfig({ agent, connections, ... }).
+Config: --config <file>, default ./${DEFAULT_CONFIG_FILE}, a TypeScript module (run with Node's
+type stripping) whose default export is defineBridgeConfig({ agent, connections, ... }).
+start and check read ./.env first when it exists.
 
-Environment:
-  PORT        port to listen on (default 3000)
-  HOST        interface to listen on (default 127.0.0.1)
-  DATA_DIR    where the journal and Flue's conversations live (default ./.data)
-  PUBLIC_URL  the bridge's public origin and OAuth redirect base (default http://<HOST>:<port>)
-  NODE_ENV    production requires route auth in the config
-  LOG_LEVEL   pino level (default info)
+Environment (a value in the config wins):
+  PORT              port to listen on (default 3000)
+  HOST              interface to listen on (default 127.0.0.1)
+  PUBLIC_URL        the bridge's public URL, for links and the OAuth redirect URI
+                    (default http://<HOST>:<port>; localhost when HOST is not loopback)
+  DATA_DIR          where the journal and Flue's conversations live (default ./.data)
+  LOG_LEVEL         pino level (default info)
+  BRIDGE_TOKEN_KEY  32 bytes, base64: seals OAuth tokens at rest (required in production)
+  CORS_ORIGINS      browser origins allowed to call the bridge, comma-separated
+  NODE_ENV          production requires route auth in the config
 `;
 
-async function loadConfig(file: string | undefined): Promise<{ config: Readonly<BridgeConfig>; close?: () => Promise<void> }> {
-  const path = file ? resolve(file) : resolve('bridge.config.ts');
-  if (file || existsSync(path)) {
-    const module = (await import(pathToFileURL(path).href)) as { default?: BridgeConfig };
-    if (!module.default) throw new Error(`[eve-flue] ${path} has no default export; export defineBridgeConfig({...}).`);
-    return { config: defineBridgeConfig(module.default) };
-  }
-  const demo = await startDemoStack();
-  return { config: defineBridgeConfig(demo.config), close: () => demo.close() };
+const DEMO_PACKAGE = '@eve-flue/demo';
+
+interface DemoModule {
+  startDemoStack(): Promise<{ config: BridgeConfig; close(): Promise<void> }>;
 }
 
-async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
-  });
-  const command = positionals[0] ?? 'start';
-  if (values.help || command === 'help') {
-    process.stdout.write(HELP);
-    return;
+/** A mistake in how the CLI was called: one line, exit code 2. */
+class UsageError extends Error {}
+
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    });
+  } catch (error) {
+    // Node's own message goes on to explain `--`; its first sentence names the flag.
+    throw new UsageError(`[eve-flue] ${(error as Error).message.split('. ')[0]}; see eve-flue-bridge --help`);
   }
-  if (command !== 'start') throw new Error(`[eve-flue] unknown command "${command}"; see --help`);
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'eve-flue-bridge' } });
-  const { config, close } = await loadConfig(values.config);
+}
+
+function loadDotEnv(): void {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+}
+
+/** The demo lives in its own package, so that a production install does not carry its OAuth server. */
+async function importDemo(): Promise<DemoModule> {
+  try {
+    return (await import(DEMO_PACKAGE)) as DemoModule;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes(DEMO_PACKAGE)) throw error;
+    throw new UsageError(`[eve-flue] the demo is the ${DEMO_PACKAGE} package: npm install --save-dev ${DEMO_PACKAGE}`);
+  }
+}
+
+async function serve(config: Readonly<BridgeConfig>, logger: Logger, demo?: { close(): Promise<void> }): Promise<void> {
   const bridge = await startBridge(config, { logger });
-  logger.info({ url: bridge.url, api: `${bridge.url}/eve/v1`, demo: close !== undefined }, `bridge listening on ${bridge.url}`);
-  if (close) logger.info({ page: `${bridge.url}/` }, `embedded demo: open ${bridge.url}/ and try "/tool connection__demo__echo {\\"text\\":\\"hi\\"}"`);
+  logger.info({ url: bridge.url, api: `${bridge.url}/eve/v1`, demo: demo !== undefined }, `bridge listening on ${bridge.url}`);
+  if (demo) logger.info({ page: `${bridge.url}/` }, `demo: open ${bridge.url}/ and try "/tool connection__demo__echo {\\"text\\":\\"hi\\"}"`);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await bridge.close();
-    await close?.();
+    await demo?.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+async function main(): Promise<number | undefined> {
+  const { values, positionals } = parse();
+  if (values.help || positionals[0] === 'help') return void process.stdout.write(HELP);
+  if (values.version) return void process.stdout.write(`${version()}\n`);
+  const [command = 'start', ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`[eve-flue] unexpected argument "${extra[0]}"; see eve-flue-bridge --help`);
+  if (values.config !== undefined && command !== 'start' && command !== 'check') throw new UsageError(`[eve-flue] --config applies to start and check, not ${command}`);
+  const logger = (): Logger => pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'eve-flue-bridge' } });
+  switch (command) {
+    case 'start': {
+      loadDotEnv();
+      return void (await serve(await loadConfigFile(values.config), logger()));
+    }
+    case 'check': {
+      loadDotEnv();
+      const result = await checkConnections(await loadConfigFile(values.config));
+      process.stdout.write(result.lines.map((line) => `${line}\n`).join(''));
+      return result.ready ? 0 : 1;
+    }
+    case 'init': {
+      for (const name of writeStarterFiles(process.cwd())) process.stdout.write(`wrote ${name}\n`);
+      process.stdout.write('next: eve-flue-bridge check, then eve-flue-bridge start\n');
+      return 0;
+    }
+    case 'demo': {
+      const demo = await (await importDemo()).startDemoStack();
+      return void (await serve(defineBridgeConfig(demo.config), logger(), demo));
+    }
+    default:
+      throw new UsageError(`[eve-flue] unknown command "${command}"; see eve-flue-bridge --help`);
+  }
+}
+
+main().then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,67 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const CONFIG = `// What \`eve-flue-bridge start\` serves. Check it with \`eve-flue-bridge check\`.
+import { useModel } from '@flue/runtime';
+import { bearerTokens, defineBridgeConfig, defineFlueConnection } from '@eve-flue/bridge';
+import { scriptedModel } from '@eve-flue/bridge/testing';
+
+// An offline model that echoes what it is sent and calls a tool on "/tool <name> <json>".
+// For a real one, call e.g. useModel('anthropic/claude-sonnet-4-5') (Flue reads ANTHROPIC_API_KEY)
+// and drop \`providers\` below.
+const model = scriptedModel();
+
+/** The Flue agent: it returns its instructions. The bridge mounts the connections on it. */
+export function Assistant(): string {
+  useModel(model.model);
+  return 'You are a helpful assistant. Use the connection tools when asked.';
+}
+Assistant.agentName = 'assistant';
+
+export default defineBridgeConfig({
+  agent: Assistant,
+  providers: [model.provider],
+  // MCP servers the agent uses; Eve clients see their tools as connection__<name>__<tool>.
+  connections: [
+    // defineFlueConnection({ name: 'orders', url: 'https://orders.example.com/mcp' }),
+  ],
+  // Who may call the bridge; production (NODE_ENV=production) refuses to start without it.
+  auth: process.env.BRIDGE_TOKEN ? bearerTokens({ [process.env.BRIDGE_TOKEN]: 'my-app' }) : undefined,
+  // Operators' settings (port, public URL, data folder, CORS origins...) come from the
+  // environment: see .env.example. A value set here wins over the environment.
+});
+`;
+
+const ENV = `# Settings eve-flue-bridge reads from the environment (and from ./.env when present).
+# A value set in bridge.config.ts wins over these.
+
+# Port and interface to listen on.
+# PORT=3000
+# HOST=127.0.0.1
+# The bridge's public URL: the links it hands out and the OAuth redirect URI
+# (<PUBLIC_URL>/eve/v1/oauth/callback). Default http://<HOST>:<PORT>.
+# PUBLIC_URL=https://agent.example.com
+# Where the SQLite journal, sealed tokens and Flue's conversations live.
+# DATA_DIR=./.data
+# pino log level: trace, debug, info, warn, error.
+# LOG_LEVEL=info
+# 32 random bytes, base64 (openssl rand -base64 32): seals OAuth tokens at rest. Required in production.
+# BRIDGE_TOKEN_KEY=
+# Browser origins allowed to call the bridge (e.g. a useEveAgent app), comma-separated.
+# CORS_ORIGINS=https://app.example.com,https://admin.example.com
+# production requires route auth (see bridge.config.ts) and BRIDGE_TOKEN_KEY.
+# NODE_ENV=production
+# The bearer token bridge.config.ts accepts (a long random string).
+# BRIDGE_TOKEN=
+`;
+
+export const STARTER_FILES = { 'bridge.config.ts': CONFIG, '.env.example': ENV } as const;
+
+/** Writes the starter files into `dir`; refuses (writing nothing) when any of them exists. */
+export function writeStarterFiles(dir: string): string[] {
+  const names = Object.keys(STARTER_FILES) as (keyof typeof STARTER_FILES)[];
+  const existing = names.filter((name) => existsSync(join(dir, name)));
+  if (existing.length > 0) throw new Error(`[eve-flue] ${existing.join(' and ')} already exist${existing.length === 1 ? 's' : ''}; init never overwrites a file`);
+  for (const name of names) writeFileSync(join(dir, name), STARTER_FILES[name], { flag: 'wx' });
+  return names;
+}
