@@ -58,6 +58,12 @@ describe('eve-flue-bridge check', () => {
     expect(lines[2]).toBe('locked: needs sign in: sign in: the server lists its tools only to signed-in callers');
   });
 
+  test('a CORS_ORIGINS entry that is not an origin stops it before any connection', async () => {
+    const { code, stderr } = await runCli(['check', '--config', checkConfig], { env: { TOOLS_URL: tools.url, CHECK_CONNECTIONS: 'tiny', CORS_ORIGINS: 'app.example.com' } });
+    expect(code).toBe(1);
+    expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "app.example.com" is not an origin such as https://app.example.com\n');
+  });
+
   test('a dead connection alone fails the check', async () => {
     expect((await check('dead')).code).toBe(1);
   });
