@@ -91,15 +91,16 @@ export async function createBridge(config: Readonly<BridgeConfig>, options: Crea
   return buildBridge(config, publicUrl, options.logger ?? defaultLogger());
 }
 
-async function buildBridge(config: Readonly<BridgeConfig>, publicUrl: string, logger: Logger): Promise<Bridge> {
+async function buildBridge(config: Readonly<BridgeConfig>, givenPublicUrl: string, logger: Logger): Promise<Bridge> {
+  const publicUrl = givenPublicUrl.replace(/\/+$/, '');
   const mode = resolveMode(config.mode);
   // Refuse before anything starts: nothing to clean up after a configuration that cannot run.
   assertRouteAuth(mode, config.auth);
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = config.store !== 'memory';
-  const { app, parts } = await assemble(config, { mode, dataDir, durable, publicUrl: publicUrl.replace(/\/+$/, ''), logger });
+  const { app, parts } = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
   return {
-    publicUrl: publicUrl.replace(/\/+$/, ''),
+    publicUrl,
     app,
     handleUpgrade(request, socket, head) {
       // `app.path()` is where the app is mounted ('' when it is the server's handler itself).

@@ -24,7 +24,7 @@ export interface BridgeConfig {
   port?: number;
   /** Interface to listen on. Default: `HOST` from the environment, else 127.0.0.1. */
   host?: string;
-  /** The bridge's public origin, for links it hands out and the OAuth redirect URI. Default: `PUBLIC_URL`, else http://<host>:<port> (localhost when the host is not loopback). */
+  /** The bridge's public URL (with the path it is mounted at, if any), for links it hands out and the OAuth redirect URI. Default: `PUBLIC_URL`, else http://<host>:<port> (localhost when the host is not loopback); `createBridge` needs one of the two. */
   publicUrl?: string;
   /** Default: `production` when NODE_ENV is `production`. Production requires `auth`. */
   mode?: Mode;

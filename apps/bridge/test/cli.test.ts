@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +41,9 @@ afterAll(async () => {
 });
 
 describe('eve-flue-bridge check', () => {
-  const check = (connections: string) => runCli(['check', '--config', checkConfig], { env: { TOOLS_URL: tools.url, DEAD_URL: deadUrl, CHECK_CONNECTIONS: connections } });
+  /** `check` on the fixture config with the named connections (none named: left to ./.env). */
+  const check = (connections?: string, { cwd, env = {} }: { cwd?: string; env?: Record<string, string> } = {}) =>
+    runCli(['check', '--config', checkConfig], { cwd, env: { TOOLS_URL: tools.url, DEAD_URL: deadUrl, ...(connections ? { CHECK_CONNECTIONS: connections } : {}), ...env } });
 
   test('a ready connection: its tools, exit 0', async () => {
     expect(await check('tiny')).toEqual({ code: 0, stdout: 'tiny: ready, tools connection__tiny__echo\n', stderr: '' });
@@ -59,9 +61,18 @@ describe('eve-flue-bridge check', () => {
   });
 
   test('a CORS_ORIGINS entry that is not an origin stops it before any connection', async () => {
-    const { code, stderr } = await runCli(['check', '--config', checkConfig], { env: { TOOLS_URL: tools.url, CHECK_CONNECTIONS: 'tiny', CORS_ORIGINS: 'app.example.com' } });
+    const { code, stderr } = await check('tiny', { env: { CORS_ORIGINS: 'app.example.com' } });
     expect(code).toBe(1);
     expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "app.example.com" is not an origin such as https://app.example.com\n');
+  });
+
+  test('./.env fills in what the environment does not set', async () => {
+    const here = join(dir, 'with-dot-env');
+    await mkdir(here);
+    await writeFile(join(here, '.env'), 'CHECK_CONNECTIONS=tiny\nCORS_ORIGINS=from-dot-env\n');
+    const { code, stderr } = await check(undefined, { cwd: here });
+    expect(code).toBe(1);
+    expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "from-dot-env" is not an origin such as https://app.example.com\n');
   });
 
   test('a dead connection alone fails the check', async () => {
