@@ -113,7 +113,7 @@ test('the installed CLI runs the project\'s bridge.config.ts: an echo, a connect
   expect(after.map((e) => e.type)).toContain('turn.completed');
 });
 
-test('init writes a starter config that check and start accept; init never overwrites', async () => {
+test('init writes a starter config that check accepts; init never overwrites', async () => {
   const fresh = join(project, 'fresh');
   await mkdir(fresh);
   const init = await run(process.execPath, [bin, 'init'], { cwd: fresh, env });
