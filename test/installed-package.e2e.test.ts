@@ -59,7 +59,7 @@ beforeAll(async () => {
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'author-project', private: true, type: 'module' }));
   await run('npm', ['install', '--no-audit', '--no-fund', ...tarballs, `@flue/runtime@${versionOf('package.json', '@flue/runtime')}`, `eve@${versionOf('package.json', 'eve')}`], { cwd: project, env });
   await writeFile(join(project, 'bridge.config.ts'), CONFIG);
-  bin = join(project, 'node_modules', '@eve-flue', 'bridge', 'dist', 'cli.js');
+  bin = join(project, 'node_modules', '.bin', 'eve-flue-bridge'); // what `npx eve-flue-bridge` runs
 }, 600_000);
 
 afterAll(async () => {
@@ -80,7 +80,7 @@ test('the project is outside the workspace, and what was packed is built JavaScr
   expect(installed.private).toBeUndefined();
   expect(installed.engines).toEqual({ node: '>=24' });
   expect(installed.exports['./testing']).toEqual({ types: './dist/testing.d.ts', import: './dist/testing.js' });
-  expect(installed.bin).toEqual({ 'eve-flue-bridge': './dist/cli.js' });
+  expect(installed.bin).toEqual({ 'eve-flue-bridge': './dist/bin.js' });
   expect(installed.dependencies['@eve-flue/compat-server']).toMatch(/^\^\d+\.\d+\.\d+$/);
   expect(globSync('node_modules/@eve-flue/*/src', { cwd: project })).toEqual([]);
 });

@@ -16,7 +16,7 @@ export interface CliBridge {
   kill(): Promise<void>;
 }
 
-const cli = fileURLToPath(new URL('../../apps/bridge/src/cli.ts', import.meta.url));
+const cli = fileURLToPath(new URL('../../apps/bridge/src/bin.ts', import.meta.url));
 
 /** Runs the bridge CLI (by default `demo`, what `pnpm start` runs) on a free port and a fresh data folder. */
 export async function startCliBridge(

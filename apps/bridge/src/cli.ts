@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';

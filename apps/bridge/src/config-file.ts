@@ -25,9 +25,6 @@ export async function loadConfigFile(file: string = DEFAULT_CONFIG_FILE): Promis
   try {
     module = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ERR_UNKNOWN_FILE_EXTENSION') {
-      throw new ConfigFileError(`[eve-flue] ${shown}: loading TypeScript needs Node 24 or later (this is Node ${process.version})`);
-    }
     throw new ConfigFileError(`[eve-flue] ${shown}: ${problemOf(error)}`);
   }
   if (module.default === undefined) {

@@ -8,7 +8,7 @@ import { freePort } from '../../../test/support/free-port.ts';
 import type { Listening } from '../../../test/support/listen.ts';
 import { startToolServers } from '../../../test/support/tool-servers.ts';
 
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const cli = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
 const checkConfig = fileURLToPath(new URL('./fixtures/check.config.ts', import.meta.url));
 
 interface Outcome {

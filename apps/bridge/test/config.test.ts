@@ -28,7 +28,7 @@ describe('bridge configuration', () => {
   });
 
   test('the CLI explains itself', () => {
-    const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+    const cli = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
     const help = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8' });
     expect(help).toContain('eve-flue-bridge start [--config <file>]');
     expect(help).toContain('DATA_DIR');
