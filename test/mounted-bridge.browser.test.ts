@@ -100,6 +100,16 @@ test('a sign-in under the prefix: links, cookie and result page all stay under /
   expect((await parked.result).message).toBe('Tool connection__demo__whoami returned: demo-user');
 });
 
+test('the chat page works under the prefix too (its links and API calls are relative)', async () => {
+  const page = await browser.newPage();
+  await page.goto(base); // no trailing slash: redirected to /agents/
+  expect(page.url()).toBe(`${base}/`);
+  await page.fill('#message', '/tool connection__demo__echo {"text":"from the page"}');
+  await page.click('#send');
+  await page.locator('[data-event-type="message.completed"]', { hasText: 'Tool connection__demo__echo returned: from the page' }).waitFor();
+  await page.close();
+});
+
 test('without a public URL, createBridge refuses: it could not build its OAuth redirect URI', async () => {
   const saved = process.env.PUBLIC_URL;
   delete process.env.PUBLIC_URL;

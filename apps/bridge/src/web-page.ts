@@ -11,6 +11,11 @@ export function webPage(): Router {
     response.set({ 'content-security-policy': CONTENT_SECURITY_POLICY, 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' });
     next();
   });
+  // Mounted under a prefix, `/agents` must become `/agents/` for the page's relative links.
+  router.get('/', (request, response, next) => {
+    if (request.baseUrl === '' || request.originalUrl.split('?')[0] !== request.baseUrl) return next();
+    response.redirect(301, `${request.baseUrl}/`);
+  });
   router.use(express.static(fileURLToPath(new URL('./web/', import.meta.url)), { index: 'index.html' }));
   return router;
 }

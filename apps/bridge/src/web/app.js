@@ -14,7 +14,8 @@
  *   back), or as `access_token` when it is not a valid protocol name.
  */
 
-const API_BASE = '/eve/v1';
+// Beside this script, so that the page works wherever the bridge is mounted.
+const API_BASE = new URL('eve/v1', import.meta.url).pathname;
 const TERMINAL_EVENTS = new Set(['session.completed', 'session.failed']);
 /** The server sends a heartbeat at least every 10 s; a silent connection this long is dead. */
 const STREAM_IDLE_TIMEOUT_MS = 30_000;
