@@ -110,11 +110,12 @@ test('the chat page works under the prefix too (its links and API calls are rela
   await page.close();
 });
 
-test('without a public URL, createBridge refuses: it could not build its OAuth redirect URI', async () => {
+test('createBridge refuses a config without a public URL (no OAuth redirect URI) or with a typo', async () => {
   const saved = process.env.PUBLIC_URL;
   delete process.env.PUBLIC_URL;
   try {
     await expect(createBridge(defineBridgeConfig({ ...demo.config, store: 'memory' }), { logger: silentLogger })).rejects.toThrow(/createBridge needs `publicUrl`/);
+    await expect(createBridge({ ...demo.config, publicUrl: base, prot: 1 } as never, { logger: silentLogger })).rejects.toThrow('`prot` is not a bridge setting');
   } finally {
     if (saved !== undefined) process.env.PUBLIC_URL = saved;
   }

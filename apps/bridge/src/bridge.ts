@@ -39,7 +39,7 @@ import {
 } from '@eve-flue/connections';
 import { EVE_BASE_PATH } from '@eve-flue/eve-protocol';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
-import type { BridgeConfig } from './config.ts';
+import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { webPage } from './web-page.ts';
@@ -88,7 +88,8 @@ export async function createBridge(config: Readonly<BridgeConfig>, options: Crea
   if (!publicUrl) {
     throw new ConfigurationError('[eve-flue] createBridge needs `publicUrl` (or PUBLIC_URL): the URL it is mounted at, e.g. https://app.example.com/agents');
   }
-  return buildBridge(config, publicUrl, options.logger ?? defaultLogger());
+  // Validated here too: an author may hand over a plain object rather than defineBridgeConfig's.
+  return buildBridge(defineBridgeConfig(config), publicUrl, options.logger ?? defaultLogger());
 }
 
 async function buildBridge(config: Readonly<BridgeConfig>, givenPublicUrl: string, logger: Logger): Promise<Bridge> {
