@@ -37,6 +37,7 @@ import {
 import { FlueRuntime } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
+import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { webPage } from './web-page.ts';
 
@@ -152,6 +153,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
 
+  const flueStore = flueStoreFor(redis, config.flueDb);
   const runtime = await FlueRuntime.start({
     agent: config.agent,
     modelId: config.modelId ?? 'unknown',
@@ -169,6 +171,9 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     logger,
     ...(config.providers ? { providers: config.providers } : {}),
     ...(durable ? { dataDir } : {}),
+    ...(flueStore.db ? { db: flueStore.db } : {}),
+    ...(flueStore.generations ? { generations: flueStore.generations } : {}),
+    ...(shared ? { holds: (sessionId: string) => shared.cluster.holds(sessionId) } : {}),
   });
   const compat = await createCompatServer({
     runtime,
