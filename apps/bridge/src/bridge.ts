@@ -39,9 +39,12 @@ import type { BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
 import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
+import { startOps, type Ops } from './ops/index.ts';
 import { webPage } from './web-page.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+/** How long running turns get to finish when the bridge drains. */
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningBridge {
   url: string;
@@ -52,6 +55,14 @@ export interface RunningBridge {
   connections: ConnectionRegistry;
   broker: SignInBroker;
   authStore: AuthStore;
+  /** `/metrics` on the loopback interface, when `metricsPort` is set. */
+  metricsUrl?: string;
+  /**
+   * Graceful shutdown (SIGTERM): readiness fails and new turns are refused at once; running turns
+   * get `shutdownGraceMs` to finish; then every stream ends resumably (readers reconnect
+   * elsewhere), turns still running end as interrupted, leases are released and stores closed.
+   */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,12 +81,19 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = config.store !== 'memory';
   const host = config.host ?? process.env.HOST ?? '127.0.0.1';
+  const redisUrl = typeof config.store === 'object' ? config.store.redis : undefined;
+  const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
+  const ops = await startOps({ logger, ...(redisUrl ? { redisUrl } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
+  const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
 
   let handler: RequestHandler = (_request, response) => {
     response.status(503).json({ ok: false, code: 'service_unavailable', error: 'The bridge is starting.' });
   };
+  const front = express();
+  front.disable('x-powered-by');
+  front.use(ops.accessLog, ops.readiness.route(), ops.readiness.refuseNewTurns(), (request, response, next) => handler(request, response, next));
   const server = createServer((request, response) =>
-    handler(request as express.Request, response as express.Response, () => {
+    front(request as express.Request, response as express.Response, () => {
       // Nothing in the app answered (a path outside /eve/v1 with no page to serve).
       if (!response.headersSent) response.writeHead(404, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ ok: false, code: 'not_found', error: 'No such route.' }));
@@ -87,26 +105,40 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   const url = `http://${host}:${port}`;
   const publicUrl = (config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`).replace(/\/+$/, '');
   try {
-    const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
+    const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger, ops });
     handler = ready.app;
     Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
     server.on('upgrade', ready.parts.compat.handleUpgrade);
+    ops.readiness.markReady();
+    const { compat } = ready.parts;
+    const close = async () => {
+      await compat.closeWebSockets();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await compat.close();
+      await ready.parts.authStore.close();
+      await ready.parts.signInEvents?.close();
+      await ops.close();
+    };
     return {
       url,
       publicUrl,
       server,
       ...ready.parts,
-      async close() {
-        await ready.parts.compat.closeWebSockets();
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await ready.parts.compat.close();
-        await ready.parts.authStore.close();
-        await ready.parts.signInEvents?.close();
+      ...(ops.metricsUrl ? { metricsUrl: ops.metricsUrl } : {}),
+      async drain() {
+        ops.readiness.startDraining();
+        logger.info({ working: compat.activeSessions(), graceMs: shutdownGraceMs }, 'draining: no new turns; running ones get the grace period');
+        const finished = await compat.quiesce(shutdownGraceMs);
+        if (!finished) logger.warn({ working: compat.activeSessions() }, 'turns still running after the grace period end as interrupted');
+        await compat.endStreams();
+        await close();
       },
+      close,
     };
   } catch (error) {
     server.close();
+    await ops.close();
     throw error;
   }
 }
@@ -117,10 +149,11 @@ interface Settings {
   durable: boolean;
   publicUrl: string;
   logger: Logger;
+  ops: Ops;
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger }: Settings) {
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger, ops }: Settings) {
   const redis = typeof config.store === 'object' ? config.store : undefined;
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
@@ -160,13 +193,15 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     connections,
     mountConnection: (name, session) => {
       const definition = connections.definition(name);
-      if (!broker.handles(name)) return flueMountFor(definition);
+      if (!broker.handles(name)) return ops.metrics.timedMount(flueMountFor(definition));
       // A server that hid its tools until someone signed in shows them now: learn their names.
       const learnTools = (token: string) =>
         void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token) }).fetch).catch((error: unknown) => {
           logger.warn({ err: error, connection: name }, 'could not list tools after a sign-in');
         });
-      return flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs });
+      return ops.metrics.timedMount(
+        flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs }),
+      );
     },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),
@@ -177,15 +212,17 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   });
   const compat = await createCompatServer({
     runtime,
-    journal: shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal()),
+    journal: ops.metrics.timedJournal(shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal())),
     ...(shared ? { cluster: shared.cluster } : {}),
     logger,
     mode,
-    publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:')),
+    publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
     ...(config.cors !== undefined ? { cors: config.cors } : {}),
+    observer: ops.observer,
   });
+  ops.metrics.countActiveSessions(() => compat.activeSessions());
 
   const app = express();
   app.disable('x-powered-by');

@@ -25,7 +25,15 @@ Environment:
   PUBLIC_URL  the bridge's public origin and OAuth redirect base (default http://<HOST>:<port>)
   NODE_ENV    production requires route auth in the config
   LOG_LEVEL   pino level (default info)
+  METRICS_PORT       serve Prometheus metrics on 127.0.0.1:<port>/metrics (default: off)
+  SHUTDOWN_GRACE_MS  on SIGTERM, how long running turns get to finish (default 10000)
+
+Signals: SIGTERM drains (readiness fails, no new turns, streams end resumably, leases are
+released) and exits within SHUTDOWN_GRACE_MS + 20 s; SIGINT stops at once.
 `;
+
+/** How long after the grace period a draining process may take before it exits anyway. */
+const SHUTDOWN_DEADLINE_MS = Number(process.env.SHUTDOWN_GRACE_MS ?? 10_000) + 20_000;
 
 async function loadConfig(file: string | undefined): Promise<{ config: Readonly<BridgeConfig>; close?: () => Promise<void> }> {
   const path = file ? resolve(file) : resolve('bridge.config.ts');
@@ -56,7 +64,9 @@ async function main(): Promise<void> {
   if (close) logger.info({ page: `${bridge.url}/` }, `embedded demo: open ${bridge.url}/ and try "/tool connection__demo__echo {\\"text\\":\\"hi\\"}"`);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    await bridge.close();
+    // Bounded: whatever hangs, the process is gone this long after the signal.
+    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    await (signal === 'SIGTERM' ? bridge.drain() : bridge.close());
     await close?.();
     process.exit(0);
   };
