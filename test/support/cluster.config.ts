@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { sqlite } from '@flue/runtime/node';
-import { defineBridgeConfig, defineFlueConnection } from '@eve-flue/bridge';
+import { bearerTokens, defineBridgeConfig, defineFlueConnection } from '@eve-flue/bridge';
 import { createScriptedModel } from '@eve-flue/flue-adapter';
 import { Demo } from '../../apps/bridge/src/demo/agent.ts';
 
@@ -22,6 +22,8 @@ export default defineBridgeConfig({
   providers: [model.provider],
   modelId: model.model,
   store: { redis: required('REDIS_URL'), prefix: required('REDIS_PREFIX') },
+  // ROUTE_TOKEN turns route auth on, with one caller: `ops-test`.
+  ...(process.env.ROUTE_TOKEN ? { auth: bearerTokens({ [process.env.ROUTE_TOKEN]: 'ops-test' }) } : {}),
   ...(process.env.FLUE_STORE === 'local' ? { flueDb: sqlite(join(required('DATA_DIR'), 'flue.db')) } : {}),
   connections: [defineFlueConnection({ name: 'demo', url: required('MCP_URL'), displayName: 'Demo', auth: { type: 'oauth2', scopes: ['mcp:tools'] } })],
   webPage: false,
