@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { Client } from 'eve/client';
 import { startDemoStack, type DemoStack } from '@eve-flue/bridge';
+import { deleteKeys } from './support/redis-keys.ts';
 import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
 import { readUntil } from './support/events.ts';
 
@@ -41,10 +41,7 @@ async function startCluster(flueStore: 'redis' | 'local') {
     instances,
     async stop() {
       await Promise.all(instances.map((i: CliBridge) => i.stop()));
-      const redis = new Redis(REDIS_URL);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
+      await deleteKeys(REDIS_URL, prefix);
     },
   };
 }

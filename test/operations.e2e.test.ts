@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { Client } from 'eve/client';
 import { startDemoStack, type DemoStack } from '@eve-flue/bridge';
 import { launchChromium } from './support/browser.ts';
+import { deleteKeys } from './support/redis-keys.ts';
 import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
 import { readUntil } from './support/events.ts';
 import { answerSignIn } from './support/sign-in.ts';
@@ -36,10 +36,7 @@ afterAll(async () => {
   await bridge?.stop();
   await browser?.close();
   await demo?.close();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
+  await deleteKeys(REDIS_URL, PREFIX);
 });
 
 const authorized = { authorization: `Bearer ${TOKEN}` };

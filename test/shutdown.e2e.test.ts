@@ -2,10 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { Client } from 'eve/client';
 import { startDemoStack, type DemoStack } from '@eve-flue/bridge';
 import { startBalancer, type Balancer } from './support/balancer.ts';
+import { deleteKeys } from './support/redis-keys.ts';
 import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
 import { readUntil } from './support/events.ts';
 
@@ -40,10 +40,7 @@ afterAll(async () => {
   await Promise.all(instances.map((i) => i.stop()));
   await balancer?.close();
   await demo?.close();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
+  await deleteKeys(REDIS_URL, PREFIX);
 });
 
 /** What a balancer's health check sees. */

@@ -42,11 +42,11 @@ export function redisFlueDb(url: string, options: RedisFlueDbOptions = {}): Pers
     async connect(): Promise<PersistenceStores> {
       const { commands, transactions } = open();
       await Promise.all([commands.ping(), transactions.ping()]);
-      const tx = new Transactions(transactions);
+      const db = { redis: commands, keys, transactions: new Transactions(transactions) };
       return {
-        submissionStore: new RedisSubmissionStore(commands, keys, tx),
-        conversationStreamStore: new RedisConversationStreamStore(commands, keys, tx),
-        attachmentStore: new RedisAttachmentStore(commands, keys, tx),
+        submissionStore: new RedisSubmissionStore(db),
+        conversationStreamStore: new RedisConversationStreamStore(db),
+        attachmentStore: new RedisAttachmentStore(db),
       };
     },
     async close() {

@@ -9,9 +9,7 @@ import {
   type PutAttachmentInput,
   type StoredAttachment,
 } from '@flue/runtime/adapter';
-import type { Redis } from 'ioredis';
-import type { Keys } from './keys.ts';
-import type { Transactions } from './transactions.ts';
+import type { RedisContext } from './keys.ts';
 
 interface StoredRecord {
   attachment: AttachmentRef;
@@ -21,20 +19,16 @@ interface StoredRecord {
 
 /** Immutable attachment bytes on Redis, one key per attachment; re-putting the same bytes is a no-op. */
 export class RedisAttachmentStore implements AttachmentStore {
-  readonly #redis: Redis;
-  readonly #keys: Keys;
-  readonly #tx: Transactions;
+  readonly #db: RedisContext;
 
-  constructor(redis: Redis, keys: Keys, transactions: Transactions) {
-    this.#redis = redis;
-    this.#keys = keys;
-    this.#tx = transactions;
+  constructor(db: RedisContext) {
+    this.#db = db;
   }
 
   async put(input: PutAttachmentInput): Promise<void> {
     await verifyAttachmentBytes(input.attachment, input.bytes);
-    const key = this.#keys.attachment(input.streamPath, input.attachment.id);
-    await this.#tx.run(async (tx) => {
+    const key = this.#db.keys.attachment(input.streamPath, input.attachment.id);
+    await this.#db.transactions.run(async (tx) => {
       const raw = await tx.get(key);
       if (raw) {
         const existing = JSON.parse(raw) as StoredRecord;
@@ -51,7 +45,7 @@ export class RedisAttachmentStore implements AttachmentStore {
   }
 
   async get(input: GetAttachmentInput): Promise<StoredAttachment | null> {
-    const raw = await this.#redis.get(this.#keys.attachment(input.streamPath, input.attachmentId));
+    const raw = await this.#db.redis.get(this.#db.keys.attachment(input.streamPath, input.attachmentId));
     if (!raw) return null;
     const record = JSON.parse(raw) as StoredRecord;
     if (record.conversationId !== input.conversationId) return null;

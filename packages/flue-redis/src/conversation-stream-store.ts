@@ -16,10 +16,9 @@ import {
   type ConversationStreamReadResult,
   type ConversationStreamStore,
 } from '@flue/runtime/adapter';
-import type { Redis } from 'ioredis';
-import type { Keys } from './keys.ts';
+import type { RedisContext } from './keys.ts';
 import type { SubmissionRow } from './submission-store.ts';
-import type { Transaction, Transactions } from './transactions.ts';
+import type { Transaction } from './transactions.ts';
 
 /** A stream's head as stored: batches in the list, their count and the producer fence here. */
 interface StreamHead {
@@ -52,19 +51,15 @@ const MAX_BATCH_LENGTH = 12 * 1024 * 1024;
  * submission, read in the same transaction.
  */
 export class RedisConversationStreamStore implements ConversationStreamStore {
-  readonly #redis: Redis;
-  readonly #keys: Keys;
-  readonly #tx: Transactions;
+  readonly #db: RedisContext;
   readonly #listeners = new StreamListenerRegistry();
 
-  constructor(redis: Redis, keys: Keys, transactions: Transactions) {
-    this.#redis = redis;
-    this.#keys = keys;
-    this.#tx = transactions;
+  constructor(db: RedisContext) {
+    this.#db = db;
   }
 
   createStream(path: string, identity: ConversationStreamIdentity): Promise<void> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const head = await this.#head(tx, path);
       if (head) {
         if (head.identity.agentName !== identity.agentName || head.identity.instanceId !== identity.instanceId) fail('create', path, 'Stream identity conflicts.');
@@ -83,7 +78,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
   }
 
   acquireProducer(path: string, producerId: string): Promise<ConversationProducerClaim> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const head = await this.#head(tx, path);
       if (!head) fail('acquire_producer', path, 'Stream does not exist.');
       const next = { ...head, producerId, producerEpoch: head.producerEpoch + 1, nextProducerSequence: 0, epochStart: head.length };
@@ -98,7 +93,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
     const data = JSON.stringify(input.records);
     if (data.length > MAX_BATCH_LENGTH) fail('append', path, `The batch serializes to ${data.length} characters, above the 12MB per-append ceiling.`);
     const batch: StoredBatch = { data, submissionId: input.submission?.submissionId ?? null, attemptId: input.submission?.attemptId ?? null };
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const head = await this.#head(tx, path);
       if (!head) fail('append', path, 'Stream does not exist.');
       if (head.producerId !== input.producerId || head.producerEpoch !== input.producerEpoch || head.incarnation !== input.incarnation) {
@@ -106,7 +101,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
       }
       if (input.producerSequence < head.nextProducerSequence) {
         const index = head.epochStart + input.producerSequence;
-        const stored = JSON.parse((await this.#redis.lindex(this.#keys.batches(path), index)) ?? 'null') as StoredBatch | null;
+        const stored = JSON.parse((await this.#db.redis.lindex(this.#db.keys.batches(path), index)) ?? 'null') as StoredBatch | null;
         if (!stored || stored.data !== batch.data || stored.submissionId !== batch.submissionId || stored.attemptId !== batch.attemptId) {
           fail('append', path, 'Producer sequence has conflicting content.');
         }
@@ -114,7 +109,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
       }
       if (input.producerSequence !== head.nextProducerSequence) fail('append', path, 'Producer sequence is not the next expected value.');
       await this.#authorize(tx, path, head, input.submission, input.records);
-      tx.push(this.#keys.batches(path), JSON.stringify(batch));
+      tx.push(this.#db.keys.batches(path), JSON.stringify(batch));
       this.#putHead(tx, path, { ...head, length: head.length + 1, nextProducerSequence: head.nextProducerSequence + 1 });
       tx.afterCommit(() => this.#listeners.notify(path));
       return { offset: formatOffset(head.length) };
@@ -131,7 +126,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
     if (!Number.isSafeInteger(after) || after > last) fail('read', path, 'Read offset is beyond the canonical stream head.');
     const limit = clampLimit(options?.limit, DEFAULT_READ_LIMIT, MAX_READ_LIMIT);
     const end = Math.min(after + limit, last);
-    const raws = end > after ? await this.#redis.lrange(this.#keys.batches(path), after + 1, end) : [];
+    const raws = end > after ? await this.#db.redis.lrange(this.#db.keys.batches(path), after + 1, end) : [];
     const batches = raws.map((raw, i) => ({
       offset: formatOffset(after + 1 + i),
       records: JSON.parse((JSON.parse(raw) as StoredBatch).data) as ConversationRecord[],
@@ -157,11 +152,11 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
   }
 
   async putFoldCheckpoint(path: string, checkpoint: ConversationFoldCheckpoint): Promise<void> {
-    await this.#redis.set(this.#keys.checkpoint(path), JSON.stringify(checkpoint));
+    await this.#db.redis.set(this.#db.keys.checkpoint(path), JSON.stringify(checkpoint));
   }
 
   async getFoldCheckpoint(path: string, options?: { atOrBefore?: string }): Promise<ConversationFoldCheckpoint | null> {
-    const raw = await this.#redis.get(this.#keys.checkpoint(path));
+    const raw = await this.#db.redis.get(this.#db.keys.checkpoint(path));
     if (!raw) return null;
     const checkpoint = JSON.parse(raw) as ConversationFoldCheckpoint;
     if (options?.atOrBefore !== undefined && parseOffset(checkpoint.offset) > parseOffset(options.atOrBefore)) return null;
@@ -169,21 +164,21 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
   }
 
   async #head(tx: Transaction, path: string): Promise<StreamHead | undefined> {
-    const raw = await tx.get(this.#keys.stream(path));
+    const raw = await tx.get(this.#db.keys.stream(path));
     return raw ? (JSON.parse(raw) as StreamHead) : undefined;
   }
 
   async #readHead(path: string): Promise<StreamHead | undefined> {
-    const raw = await this.#redis.get(this.#keys.stream(path));
+    const raw = await this.#db.redis.get(this.#db.keys.stream(path));
     return raw ? (JSON.parse(raw) as StreamHead) : undefined;
   }
 
   #putHead(tx: Transaction, path: string, head: StreamHead): void {
-    tx.set(this.#keys.stream(path), JSON.stringify(head));
+    tx.set(this.#db.keys.stream(path), JSON.stringify(head));
   }
 
   async #row(tx: Transaction, submissionId: string): Promise<SubmissionRow | undefined> {
-    const raw = await tx.get(this.#keys.submission(submissionId));
+    const raw = await tx.get(this.#db.keys.submission(submissionId));
     return raw ? (JSON.parse(raw) as SubmissionRow) : undefined;
   }
 

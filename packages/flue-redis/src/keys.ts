@@ -1,3 +1,13 @@
+import type { Redis } from 'ioredis';
+import type { Transactions } from './transactions.ts';
+
+/** What every store of the adapter works with: commands, its transactions, its keys. */
+export interface RedisContext {
+  redis: Redis;
+  keys: Keys;
+  transactions: Transactions;
+}
+
 /** Every key the adapter writes, under one prefix (the bridge's `prefix` + `flue:`). */
 export class Keys {
   readonly prefix: string;

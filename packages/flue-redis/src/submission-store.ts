@@ -16,9 +16,8 @@ import {
   type SubmissionDurability,
   type SubmissionSettlementObligation,
 } from '@flue/runtime/adapter';
-import type { Redis } from 'ioredis';
-import type { Keys } from './keys.ts';
-import type { Transaction, Transactions } from './transactions.ts';
+import type { RedisContext } from './keys.ts';
+import type { Transaction } from './transactions.ts';
 
 type Status = AgentSubmission['status'];
 type Chunk = { itemId: string; index: number; count: number; data: string };
@@ -59,23 +58,19 @@ const UNSETTLED: ReadonlySet<Status> = new Set(['queued', 'running', 'terminaliz
  * an optimistic transaction over the rows it read, so concurrent claims cannot both win.
  */
 export class RedisSubmissionStore implements AgentSubmissionStore {
-  readonly #redis: Redis;
-  readonly #keys: Keys;
-  readonly #tx: Transactions;
+  readonly #db: RedisContext;
 
-  constructor(redis: Redis, keys: Keys, transactions: Transactions) {
-    this.#redis = redis;
-    this.#keys = keys;
-    this.#tx = transactions;
+  constructor(db: RedisContext) {
+    this.#db = db;
   }
 
   async getSubmission(submissionId: string): Promise<AgentSubmission | null> {
-    const raw = await this.#redis.get(this.#keys.submission(submissionId));
+    const raw = await this.#db.redis.get(this.#db.keys.submission(submissionId));
     return raw ? parseSubmission(JSON.parse(raw) as SubmissionRow) : null;
   }
 
   async hasUnsettledSubmissions(): Promise<boolean> {
-    return (await this.#redis.zcard(this.#keys.unsettled)) > 0;
+    return (await this.#db.redis.zcard(this.#db.keys.unsettled)) > 0;
   }
 
   async listRunnableSubmissions(): Promise<AgentSubmission[]> {
@@ -106,7 +101,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   async listJoinedSubmissions(hostSubmissionId: string): Promise<AgentSubmission[]> {
     const host = await this.getSubmission(hostSubmissionId);
     if (!host) return [];
-    return this.#tx.run(async (tx) =>
+    return this.#db.transactions.run(async (tx) =>
       (await this.#laneRows(tx, host.sessionKey))
         .filter((row) => row.joinedInto === hostSubmissionId && (row.status === 'joining' || row.status === 'joined'))
         .map(parseSubmission),
@@ -118,7 +113,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
     nextAttemptId: string,
     lease?: { ownerId: string; leaseExpiresAt: number },
   ): Promise<AgentSubmission | null> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, attempt.submissionId);
       if (!row || row.status !== 'running' || row.attemptId !== attempt.attemptId) return null;
       const next: SubmissionRow = {
@@ -148,10 +143,10 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   }
 
   claimSubmission(claim: SubmissionClaimRef): Promise<AgentSubmission | null> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, claim.submissionId);
       if (!row || row.status !== 'queued' || row.canonicalReadyAt === null) return null;
-      const [head] = await tx.members(this.#keys.lane(row.sessionKey));
+      const [head] = await tx.members(this.#db.keys.lane(row.sessionKey));
       if (head !== row.submissionId) return null;
       const now = Date.now();
       const next: SubmissionRow = {
@@ -185,7 +180,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   }
 
   requestSessionAbort(sessionKey: string): Promise<string[]> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const now = Date.now();
       const aborted: string[] = [];
       for (const row of await this.#laneRows(tx, sessionKey)) {
@@ -215,7 +210,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   ): Promise<SubmissionSettlementObligation | null> {
     if (settlement.record.id !== settlement.recordId) return null;
     const recordJson = JSON.stringify(settlement.record);
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, attempt.submissionId);
       if (!row) return null;
       if (row.settlementRecordId === null && (await this.#mayReserve(tx, row, attempt))) {
@@ -240,7 +235,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   }
 
   finalizeSubmissionSettlement(attempt: SubmissionAttemptRef, recordId: string, options?: { errorMessage?: string }): Promise<boolean> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, attempt.submissionId);
       if (!row || row.status !== 'terminalizing' || row.attemptId !== attempt.attemptId || row.settlementRecordId !== recordId) return false;
       const record = JSON.parse(row.settlementRecord!) as { outcome: string; error?: { message?: string } };
@@ -268,7 +263,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   }
 
   claimJoinableSubmissions(host: SubmissionAttemptRef, agentName: string): Promise<AgentSubmission[]> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const hostRow = await this.#row(tx, host.submissionId);
       if (!hostRow || hostRow.status !== 'running' || hostRow.attemptId !== host.attemptId) return [];
       const claimed: AgentSubmission[] = [];
@@ -299,7 +294,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
 
   renewLeases(ownerId: string, submissionIds: string[]): Promise<void> {
     if (submissionIds.length === 0) return Promise.resolve();
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const leaseExpiresAt = Date.now() + LEASE_DURATION_MS;
       for (const id of submissionIds) {
         const row = await this.#row(tx, id);
@@ -310,14 +305,14 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
 
   /** Reads a row inside a transaction (watching it). */
   async #row(tx: Transaction, submissionId: string): Promise<SubmissionRow | undefined> {
-    const raw = await tx.get(this.#keys.submission(submissionId));
+    const raw = await tx.get(this.#db.keys.submission(submissionId));
     return raw ? (JSON.parse(raw) as SubmissionRow) : undefined;
   }
 
   /** The unsettled rows of one lane, in admission order (watching the lane and each row). */
   async #laneRows(tx: Transaction, sessionKey: string): Promise<SubmissionRow[]> {
     const rows: SubmissionRow[] = [];
-    for (const id of await tx.members(this.#keys.lane(sessionKey))) {
+    for (const id of await tx.members(this.#db.keys.lane(sessionKey))) {
       const row = await this.#row(tx, id);
       if (row) rows.push(row);
     }
@@ -326,9 +321,9 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
 
   /** Every unsettled row, in admission order: the coordinator's scans. */
   async #unsettledRows(): Promise<SubmissionRow[]> {
-    const ids = await this.#redis.zrange(this.#keys.unsettled, '0', '-1');
+    const ids = await this.#db.redis.zrange(this.#db.keys.unsettled, '0', '-1');
     if (ids.length === 0) return [];
-    const raws = await this.#redis.mget(ids.map((id) => this.#keys.submission(id)));
+    const raws = await this.#db.redis.mget(ids.map((id) => this.#db.keys.submission(id)));
     return raws.flatMap((raw) => {
       if (!raw) return [];
       const row = JSON.parse(raw) as SubmissionRow;
@@ -338,18 +333,18 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
 
   /** Writes a row and keeps the unsettled indexes in step with its status. */
   #put(tx: Transaction, row: SubmissionRow): void {
-    tx.set(this.#keys.submission(row.submissionId), JSON.stringify(row));
+    tx.set(this.#db.keys.submission(row.submissionId), JSON.stringify(row));
     if (UNSETTLED.has(row.status)) {
-      tx.add(this.#keys.lane(row.sessionKey), row.sequence, row.submissionId);
-      tx.add(this.#keys.unsettled, row.sequence, row.submissionId);
+      tx.add(this.#db.keys.lane(row.sessionKey), row.sequence, row.submissionId);
+      tx.add(this.#db.keys.unsettled, row.sequence, row.submissionId);
     } else {
-      tx.remove(this.#keys.lane(row.sessionKey), row.submissionId);
-      tx.remove(this.#keys.unsettled, row.submissionId);
+      tx.remove(this.#db.keys.lane(row.sessionKey), row.submissionId);
+      tx.remove(this.#db.keys.unsettled, row.submissionId);
     }
   }
 
   #update(submissionId: string, change: (row: SubmissionRow) => SubmissionRow | undefined): Promise<AgentSubmission | null> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, submissionId);
       const next = row && change(row);
       if (!next) return null;
@@ -367,7 +362,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   }
 
   #settleOwned(attempt: SubmissionAttemptRef, error: string | null): Promise<boolean> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, attempt.submissionId);
       if (!row || row.status !== 'running' || row.attemptId !== attempt.attemptId) return false;
       await this.#settle(tx, row, error);
@@ -394,7 +389,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   }
 
   #updateJoining(host: SubmissionAttemptRef, submissionId: string, change: (row: SubmissionRow) => SubmissionRow): Promise<boolean> {
-    return this.#tx.run(async (tx) => {
+    return this.#db.transactions.run(async (tx) => {
       const row = await this.#row(tx, submissionId);
       if (!row || row.status !== 'joining' || row.joinedInto !== host.submissionId) return false;
       const hostRow = await this.#row(tx, host.submissionId);
@@ -406,8 +401,8 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
 
   async #admit(input: AgentSubmissionInput): Promise<AgentDispatchAdmission> {
     // Allocated before the transaction: a retried or replayed admission only leaves a gap.
-    const sequence = await this.#redis.incr(this.#keys.sequence);
-    return this.#tx.run((tx) =>
+    const sequence = await this.#db.redis.incr(this.#db.keys.sequence);
+    return this.#db.transactions.run((tx) =>
       Promise.resolve(
         admitSubmissionWithBackend<SubmissionRow>(input, {
           insertIfAbsent: async (insert) => {
