@@ -1,8 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { Client } from 'eve/client';
+import { WebSocket } from 'ws';
 import { startDemoStack, type DemoStack } from '@eve-flue/bridge';
 import { launchChromium } from './support/browser.ts';
 import { deleteKeys } from './support/redis-keys.ts';
@@ -83,6 +85,13 @@ describe('the access log', () => {
       expect(response.status).toBe(refusal.status);
       await response.arrayBuffer();
     }
+    // A WebSocket stream refused before its upgrade, its token in the query.
+    const socket = new WebSocket(`${base.replace('http', 'ws')}/eve/v1/session/${created.sessionId}/ws?token=${QUERY_SECRET}`, ['eve.v1']);
+    socket.on('error', () => undefined); // ws reports the refused upgrade as an error too
+    const [, refusedUpgrade] = (await once(socket, 'unexpected-response')) as [unknown, { statusCode: number; resume(): void }];
+    expect(refusedUpgrade.statusCode).toBe(401);
+    refusedUpgrade.resume();
+    expect(await accessLine((l) => l.transport === 'websocket' && l.status === 401)).toMatchObject({ route: '/eve/v1/session/:sessionId/ws', sessionId: created.sessionId });
     for (const status of [401, 404, 409, 413]) {
       const line = await accessLine((l) => l.status === status);
       expect(line).toMatchObject({ method: expect.any(String), route: expect.any(String), durationMs: expect.any(Number), bytes: expect.any(Number) });

@@ -17,5 +17,7 @@ export interface StreamSummary {
 export interface ServerObserver {
   streamOpened?(transport: StreamTransport): void;
   streamClosed?(summary: StreamSummary): void;
+  /** A stream refused before it opened (WebSocket upgrades, which bypass the HTTP routes). */
+  streamRefused?(refusal: { transport: StreamTransport; status: number; request: IncomingMessage }): void;
   turnEnded?(outcome: TurnOutcome): void;
 }

@@ -31,6 +31,7 @@ export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions) {
   const observer: ServerObserver = {
     streamOpened: (transport) => observers.forEach((o) => o.streamOpened?.(transport)),
     streamClosed: (summary) => observers.forEach((o) => o.streamClosed?.(summary)),
+    streamRefused: (refusal) => observers.forEach((o) => o.streamRefused?.(refusal)),
     turnEnded: (outcome) => observers.forEach((o) => o.turnEnded?.(outcome)),
   };
   return {

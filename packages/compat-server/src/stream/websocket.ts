@@ -87,7 +87,8 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
   });
   let closing = false;
 
-  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  /** Upgrades the request, or answers it with an error: then resolves with that status. */
+  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<number | undefined> {
     const url = new URL(request.url ?? '/', 'http://bridge.invalid');
     const match = STREAM_PATH.exec(url.pathname);
     if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
@@ -125,6 +126,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     if (socket.destroyed) return;
     if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
     wss.handleUpgrade(request, socket, head, (ws) => serve(ws, plan, path, request));
+    return undefined;
   }
 
   function serve(ws: WebSocket, plan: StreamPlan, path: string, request: IncomingMessage): void {
@@ -191,10 +193,12 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
   return {
     handleUpgrade(request, socket, head) {
       socket.on('error', ignore);
-      upgrade(request, socket, head).catch((error: unknown) => {
-        logger.error({ err: error, path: pathOf(request) }, 'websocket upgrade failed');
-        refuse(socket, 500, 'internal_error', 'The bridge failed to handle this request.');
-      });
+      upgrade(request, socket, head)
+        .catch((error: unknown) => {
+          logger.error({ err: error, path: pathOf(request) }, 'websocket upgrade failed');
+          return refuse(socket, 500, 'internal_error', 'The bridge failed to handle this request.');
+        })
+        .then((status) => status !== undefined && observer.streamRefused?.({ transport: 'websocket', status, request }));
     },
     async close() {
       closing = true;
@@ -310,7 +314,8 @@ function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSigna
 }
 
 /** A JSON error in Eve's shape, as a plain HTTP response before any upgrade. */
-function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+/** Returns the status it answered, for whoever reports refusals. */
+function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): number {
   const body = JSON.stringify(errorBody(code, message));
   writeResponse(socket, status, {
     'content-type': 'application/json; charset=utf-8',
@@ -318,10 +323,12 @@ function refuse(socket: Duplex, status: number, code: ErrorCode, message: string
     'cache-control': 'no-store',
     ...headers,
   }, body);
+  return status;
 }
 
-function refusePlain(socket: Duplex, status: number): void {
+function refusePlain(socket: Duplex, status: number): number {
   writeResponse(socket, status, { 'content-length': '0' }, '');
+  return status;
 }
 
 function writeResponse(socket: Duplex, status: number, headers: Record<string, string>, body: string): void {
