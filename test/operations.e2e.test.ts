@@ -139,6 +139,10 @@ describe('metrics', () => {
 
     const signIn = await client.sessions.create({ message: '/tool connection__demo__whoami {}' });
     const parked = await readUntil(signIn.session.stream({ startIndex: 0 }), (e) => e.type === 'authorization.required');
+    // Parked on the sign-in: the session is at work, the sign-in not counted yet.
+    const whileParked = await scrape();
+    expect(sample(whileParked, 'eve_bridge_active_sessions')).toBeGreaterThanOrEqual(1);
+    expect(sample(whileParked, 'eve_bridge_sign_ins_total', '{outcome="connected"}')).toBe(sample(before, 'eve_bridge_sign_ins_total', '{outcome="connected"}'));
     await answerSignIn(browser, (parked.at(-1)!.data as { authorization: { url: string } }).authorization.url, 'Approve');
     expect((await signIn.response!.result()).message).toBe('Tool connection__demo__whoami returned: demo-user');
 
