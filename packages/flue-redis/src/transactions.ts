@@ -75,7 +75,8 @@ export class Transactions {
     try {
       result = await body(tx);
     } catch (error) {
-      await redis.unwatch();
+      // The body's own failure is the one to report, even when Redis is gone for the unwatch too.
+      await redis.unwatch().catch(() => undefined);
       throw error;
     }
     if (writes.length === 0) {
