@@ -5,6 +5,8 @@ export default {
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: { isolatedModules: true, esModuleInterop: true, module: 'esnext', moduleResolution: 'bundler', allowImportingTsExtensions: true, noEmit: true, verbatimModuleSyntax: false } }],
   },
+  // Flue's adapter contract suites import vitest: run them on jest's globals.
+  moduleNameMapper: { '^vitest$': '<rootDir>/test/support/vitest-shim.ts' },
   testMatch: ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/apps/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   testTimeout: 30_000,
 };

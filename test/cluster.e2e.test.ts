@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { Client } from 'eve/client';
 import { startDemoStack, type DemoStack } from '@eve-flue/demo';
 import { startBalancer, type Balancer } from './support/balancer.ts';
 import { launchChromium } from './support/browser.ts';
+import { deleteKeys } from './support/redis-keys.ts';
 import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
 import { collect, readUntil, typesOf } from './support/events.ts';
 import { answerSignIn } from './support/sign-in.ts';
@@ -42,10 +42,7 @@ afterAll(async () => {
   await balancer?.close();
   await browser?.close();
   await demo?.close();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
+  await deleteKeys(REDIS_URL, PREFIX);
 });
 
 const [A, B, C] = [0, 1, 2];

@@ -13,7 +13,7 @@ let bridge: DemoBridge;
 
 beforeAll(async () => {
   proxy = await startTcpProxy({ host: REDIS.hostname, port: Number(REDIS.port || 6379) });
-  bridge = await startDemoBridge({ store: { redis: `redis://127.0.0.1:${proxy.port}`, prefix: PREFIX }, tokenKey: randomBytes(32).toString('base64') });
+  bridge = await startDemoBridge({ store: { redis: `redis://127.0.0.1:${proxy.port}`, prefix: PREFIX }, tokenKey: randomBytes(32).toString('base64'), metricsPort: 0 });
 });
 
 afterAll(async () => {
@@ -46,6 +46,11 @@ test('without Redis, requests fail fast with 503 service_unavailable, open strea
   expect(await refused.json()).toEqual({ ok: false, code: 'service_unavailable', error: expect.any(String) });
   expect((await fetch(`${bridge.url}/eve/v1/session`, { method: 'POST' })).status).toBe(503);
   await streamEnded;
+  // A balancer polling readiness takes the instance out; the metrics count the failed commands.
+  expect((await fetch(`${bridge.url}/ready`)).status).toBe(503);
+  const metrics = await (await fetch(bridge.metricsUrl!)).text();
+  const failures = metrics.split('\n').filter((l) => l.startsWith('eve_bridge_redis_command_failures_total{'));
+  expect(failures.reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)).toBeGreaterThan(0);
 
   await proxy.restore();
   // Once Redis is back the same session takes messages again, and its log is whole.
@@ -60,6 +65,8 @@ test('without Redis, requests fail fast with 503 service_unavailable, open strea
     }
   }
   expect(after.message).toBe('Echo: after the outage');
+  // Ready again once its own Redis connection is back (ioredis reconnects on its own schedule).
+  while ((await fetch(`${bridge.url}/ready`)).status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
   const all = await collect(client.sessions.attach(sessionId).stream({ startIndex: 0, follow: false }));
   expect(all.map((e) => (e as unknown as { streamIndex: number }).streamIndex)).toEqual(all.map((_, i) => i));
   expect(all.map((e) => e.type).filter((t) => t === 'message.received')).toHaveLength(2);

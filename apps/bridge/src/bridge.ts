@@ -41,10 +41,14 @@ import { EVE_BASE_PATH } from '@eve-flue/eve-protocol';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
+import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
+import { startOps, type Ops } from './ops/index.ts';
 import { webPage } from './web-page.ts';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+/** How long running turns get to finish when the bridge drains. */
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningBridge extends Bridge {
   url: string;
@@ -66,6 +70,14 @@ export interface Bridge {
   connections: ConnectionRegistry;
   broker: SignInBroker;
   authStore: AuthStore;
+  /** `/metrics` on the loopback interface, when `metricsPort` is set. */
+  metricsUrl?: string;
+  /**
+   * Graceful shutdown (SIGTERM): readiness fails and new turns are refused at once; running turns
+   * get `shutdownGraceMs` to finish; then every stream ends resumably (readers reconnect
+   * elsewhere), turns still running end as interrupted, leases are released and stores closed.
+   */
+  drain(): Promise<void>;
   /** Closes the streams, sessions, Flue runtime and stores; the server it is mounted in is the caller's. */
   close(): Promise<void>;
 }
@@ -99,8 +111,27 @@ async function buildBridge(config: Readonly<BridgeConfig>, givenPublicUrl: strin
   assertRouteAuth(mode, config.auth);
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = config.store !== 'memory';
-  const { app, parts } = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
-  return {
+  const redisUrl = typeof config.store === 'object' ? config.store.redis : undefined;
+  const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
+  const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
+  const ops = await startOps({ logger, ...(redisUrl ? { redisUrl } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
+  let assembled: Awaited<ReturnType<typeof assemble>>;
+  try {
+    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, logger, ops });
+  } catch (error) {
+    await ops.close();
+    throw error;
+  }
+  const { app, parts } = assembled;
+  const { compat } = parts;
+  ops.readiness.markReady();
+  const close = async () => {
+    await compat.close();
+    await parts.authStore.close();
+    await parts.signInEvents?.close();
+    await ops.close();
+  };
+  const bridge: Bridge = {
     publicUrl,
     app,
     handleUpgrade(request, socket, head) {
@@ -109,16 +140,23 @@ async function buildBridge(config: Readonly<BridgeConfig>, givenPublicUrl: strin
       const url = request.url ?? '/';
       if (!url.startsWith(`${base}${EVE_BASE_PATH}/`)) return false;
       request.url = url.slice(base.length);
-      parts.compat.handleUpgrade(request, socket, head);
+      compat.handleUpgrade(request, socket, head);
       return true;
     },
     ...parts,
-    async close() {
-      await parts.compat.close();
-      await parts.authStore.close();
-      await parts.signInEvents?.close();
+    ...(ops.metricsUrl ? { metricsUrl: ops.metricsUrl } : {}),
+    async drain() {
+      ops.readiness.startDraining();
+      logger.info({ working: compat.activeSessions(), graceMs: shutdownGraceMs }, 'draining: no new turns; running ones get the grace period');
+      const finished = await compat.quiesce(shutdownGraceMs);
+      if (!finished) logger.warn({ working: compat.activeSessions() }, 'turns still running after the grace period end as interrupted');
+      await compat.endStreams();
+      // Through `this`, so that a bridge with its own server (startBridge) closes that too.
+      await this.close();
     },
+    close,
   };
+  return bridge;
 }
 
 /**
@@ -177,10 +215,11 @@ interface Settings {
   durable: boolean;
   publicUrl: string;
   logger: Logger;
+  ops: Ops;
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger }: Settings) {
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger, ops }: Settings) {
   const redis = typeof config.store === 'object' ? config.store : undefined;
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
@@ -213,39 +252,47 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
 
+  const flueStore = flueStoreFor(redis, config.flueDb);
   const runtime = await FlueRuntime.start({
     agent: config.agent,
     modelId: config.modelId ?? 'unknown',
     connections,
     mountConnection: (name, session) => {
       const definition = connections.definition(name);
-      if (!broker.handles(name)) return flueMountFor(definition);
+      if (!broker.handles(name)) return ops.metrics.timedMount(flueMountFor(definition));
       // A server that hid its tools until someone signed in shows them now: learn their names.
       const learnTools = (token: string) =>
         void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token) }).fetch).catch((error: unknown) => {
           logger.warn({ err: error, connection: name }, 'could not list tools after a sign-in');
         });
-      return flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs });
+      return ops.metrics.timedMount(
+        flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs }),
+      );
     },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),
     ...(durable ? { dataDir } : {}),
+    ...(flueStore.db ? { db: flueStore.db } : {}),
+    ...(flueStore.generations ? { generations: flueStore.generations } : {}),
+    ...(shared ? { holds: (sessionId: string) => shared.cluster.holds(sessionId) } : {}),
   });
   const compat = await createCompatServer({
     runtime,
-    journal: shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal()),
+    journal: ops.metrics.timedJournal(shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal())),
     ...(shared ? { cluster: shared.cluster } : {}),
     logger,
     mode,
-    publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:')),
+    publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
     ...corsSetting(config.cors),
+    observer: ops.observer,
   });
+  ops.metrics.countActiveSessions(() => compat.activeSessions());
 
   const app = express();
   app.disable('x-powered-by');
-  app.use(compat.app);
+  app.use(ops.accessLog, ops.readiness.route(), ops.readiness.refuseNewTurns(), compat.app);
   if (config.webPage ?? mode !== 'production') app.use(webPage());
   return { app, parts: { compat, connections, broker, authStore, signInEvents: shared?.signInEvents } };
 }

@@ -31,7 +31,15 @@ Environment (a value in the config wins):
   BRIDGE_TOKEN_KEY  32 bytes, base64: seals OAuth tokens at rest (required in production)
   CORS_ORIGINS      browser origins allowed to call the bridge, comma-separated
   NODE_ENV          production requires route auth in the config
+  METRICS_PORT      serve Prometheus metrics on 127.0.0.1:<port>/metrics (default: off)
+  SHUTDOWN_GRACE_MS on SIGTERM, how long running turns get to finish (default 10000)
+
+Signals: SIGTERM drains (readiness fails, no new turns, streams end resumably, leases are
+released) and exits within SHUTDOWN_GRACE_MS + 20 s; SIGINT stops at once.
 `;
+
+/** How long after the grace period a draining process may take before it exits anyway. */
+const SHUTDOWN_DEADLINE_MS = Number(process.env.SHUTDOWN_GRACE_MS ?? 10_000) + 20_000;
 
 const DEMO_PACKAGE = '@eve-flue/demo';
 
@@ -78,7 +86,9 @@ async function serve(config: Readonly<BridgeConfig>, logger: Logger, demo?: { cl
   if (demo) logger.info({ page: `${bridge.url}/` }, `demo: open ${bridge.url}/ and try "/tool connection__demo__echo {\\"text\\":\\"hi\\"}"`);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    await bridge.close();
+    // Bounded: whatever hangs, the process is gone this long after the signal.
+    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    await (signal === 'SIGTERM' ? bridge.drain() : bridge.close());
     await demo?.close();
     process.exit(0);
   };

@@ -1,4 +1,5 @@
 import type { CorsOptions } from 'cors';
+import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import type { Mode, RouteAuth } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
@@ -18,6 +19,12 @@ export interface BridgeConfig {
    * names the same Redis and prefix; any instance then serves any request.
    */
   store?: 'sqlite' | 'memory' | RedisStore;
+  /**
+   * Where Flue keeps the agent's conversations: any Flue persistence adapter (what a Flue
+   * project's `db.ts` exports). Default: with a Redis `store`, that Redis under the same prefix;
+   * otherwise SQLite in `dataDir` (`flue.db`), or memory with `store: 'memory'`.
+   */
+  flueDb?: PersistenceAdapter;
   /** Default: `DATA_DIR` from the environment, else `./.data`. */
   dataDir?: string;
   /** Default: `PORT` from the environment, else 3000. */
@@ -41,6 +48,13 @@ export interface BridgeConfig {
   tokenKey?: string;
   /** How long a sign-in may take before it times out. Default 10 minutes. */
   signInTtlMs?: number;
+  /**
+   * Serve Prometheus metrics at `http://127.0.0.1:<metricsPort>/metrics` (loopback only; 0 picks
+   * a free port). Default: `METRICS_PORT` from the environment; no metrics listener without it.
+   */
+  metricsPort?: number;
+  /** On SIGTERM, how long running turns get to finish before they end as interrupted. Default: `SHUTDOWN_GRACE_MS`, else 10 s. */
+  shutdownGraceMs?: number;
 }
 
 export interface RedisStore {
@@ -49,7 +63,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs']);
 
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
@@ -63,10 +77,13 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (store !== undefined && store !== 'sqlite' && store !== 'memory' && !(typeof store === 'object' && typeof store.redis === 'string' && URL.canParse(store.redis))) {
     fail('`store` must be "sqlite", "memory" or { redis: "redis://host:port" }');
   }
+  if (config.flueDb !== undefined && typeof config.flueDb?.connect !== 'function') fail('`flueDb` must be a Flue persistence adapter (an object with connect())');
   if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
   if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
   if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
+  if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
+  if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
   if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
   return Object.freeze({ ...config });
 }

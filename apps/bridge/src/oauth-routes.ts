@@ -33,7 +33,7 @@ const paths = (path: string) => path.replace('/eve/v1', '');
  * the callback finishes the flow and redirects to a clean result page, so the code does not stay
  * in the address bar or history.
  */
-export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies: boolean): Router {
+export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies: boolean, onSignIn: (outcome: string) => void = () => undefined): Router {
   const router = Router();
 
   router.get(`${paths(START_PATH)}/:flowId`, async (request, response) => {
@@ -57,11 +57,13 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
     const result = await broker.complete(callbackUrl, (flowId) => cookies[bindingCookieName(flowId)]);
     if (result.kind === 'refused') {
       logger.warn({ status: result.status }, 'refused an OAuth callback');
+      onSignIn('refused');
       return page(response, result.status, 'Sign-in refused', result.message);
     }
     response.clearCookie(bindingCookieName(result.flowId), { path: `${request.baseUrl}/oauth` });
     const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
     logger.info({ connection: result.connection, outcome }, 'sign-in finished');
+    onSignIn(outcome);
     response.status(303).set(PAGE_HEADERS).location(`${request.baseUrl}/oauth/result/${outcome}`).end();
   });
 

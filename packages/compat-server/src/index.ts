@@ -1,5 +1,6 @@
 export { assertRouteAuth, createCompatServer, ConfigurationError, resolveMode } from './server.ts';
 export type { CompatServer, CompatServerOptions, Mode } from './server.ts';
+export type { ServerObserver, StreamSummary, StreamTransport, TurnOutcome } from './observer.ts';
 export { bearerTokens, bearerToken, secretsEqual } from './auth/route-auth.ts';
 export { principalOf } from './auth/middleware.ts';
 export { RequestError } from './session/errors.ts';

@@ -11,6 +11,7 @@ import { DEFAULT_UPLOAD_POLICY, type UploadPolicy } from './http/message.ts';
 import type { Journal } from './journal/journal.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
+import type { ServerObserver } from './observer.ts';
 import { agentInfo } from './routes/info.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import type { SessionCluster } from './session/cluster.ts';
@@ -60,6 +61,8 @@ export interface CompatServerOptions {
   publicRoutes?: RequestHandler;
   /** More routes under `/eve/v1` behind route auth, with JSON bodies parsed. */
   routes?: RequestHandler;
+  /** Hears about streams and turns (metrics, access logs). */
+  observer?: ServerObserver;
 }
 
 export interface CompatServer {
@@ -78,6 +81,15 @@ export interface CompatServer {
    * for upgraded sockets, so call this before it. `close()` calls it too.
    */
   closeWebSockets(): Promise<void>;
+  /** Sessions at work on this instance now. */
+  activeSessions(): number;
+  /** Waits until no session is at work here; false when `timeoutMs` passed first. */
+  quiesce(timeoutMs: number): Promise<boolean>;
+  /**
+   * Ends every open stream resumably (NDJSON: the lease-ended line, then the end; WebSocket:
+   * 1001) and refuses new WebSocket streams: readers reconnect at their cursor, elsewhere.
+   */
+  endStreams(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -115,7 +127,15 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
   const stream: StreamTimings & WebSocketStreamLimits = { heartbeatMs: 10_000, leaseMs: 60_000, ...DEFAULT_WEBSOCKET_LIMITS, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
-  const manager = new SessionManager({ journal, runtime: options.runtime, logger, retentionMs, ...(options.clock ? { now: options.clock } : {}) });
+  const observer = options.observer ?? {};
+  const manager = new SessionManager({
+    journal,
+    runtime: options.runtime,
+    logger,
+    retentionMs,
+    ...(options.clock ? { now: options.clock } : {}),
+    ...(observer.turnEnded ? { onTurnEnded: (outcome) => observer.turnEnded!(outcome) } : {}),
+  });
   const sessions: Sessions = options.cluster ? new ClusteredSessions(manager, options.cluster, journal, logger, ORPHAN_SWEEP_MS) : manager;
   const recovered = await sessions.recoverInterruptedTurns();
   if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
@@ -138,7 +158,8 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
-  api.use(sessionRoutes({ sessions, journal, uploads, stream }));
+  const shutdown = new AbortController();
+  api.use(sessionRoutes({ sessions, journal, uploads, stream, lifecycle: { shutdown: shutdown.signal, observer } }));
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -149,7 +170,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
-  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors });
+  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors, observer });
 
   return {
     app,
@@ -157,6 +178,12 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     journal,
     handleUpgrade: webSockets.handleUpgrade,
     closeWebSockets: () => webSockets.close(),
+    activeSessions: () => manager.working,
+    quiesce: (timeoutMs) => manager.quiesce(timeoutMs),
+    async endStreams() {
+      shutdown.abort();
+      await webSockets.close();
+    },
     async close() {
       clearInterval(sweep);
       await webSockets.close();

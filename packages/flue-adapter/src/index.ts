@@ -2,3 +2,5 @@ export { FlueRuntime } from './runtime.ts';
 export type { FlueAgent, FlueRuntimeOptions } from './runtime.ts';
 export { createScriptedModel, SCRIPTED_MODEL } from './scripted-model.ts';
 export { TurnError } from './turn-translator.ts';
+export { leasedConversations } from './leased-conversations.ts';
+export type { GenerationStore } from './instance-directory.ts';

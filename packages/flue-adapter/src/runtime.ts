@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { init, observe, useMcpConnection, type AgentFunction, type AgentProps, type FlueObservation, type McpConnectionDefinition } from '@flue/runtime';
+import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { sqlite, start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
 import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { toDeliveredMessage } from './delivered-message.ts';
-import { InstanceDirectory } from './instance-directory.ts';
+import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
+import { leasedConversations } from './leased-conversations.ts';
 import { LiveTap } from './live-tap.ts';
 import { TurnError, TurnTranslator } from './turn-translator.ts';
 import { TurnRun, type Settlement } from './turn-run.ts';
@@ -22,8 +24,18 @@ export interface FlueRuntimeOptions {
   connections: ConnectionRegistry;
   /** The Flue definition of a connection for one session's instance. */
   mountConnection: (name: string, session: SessionScope) => McpConnectionDefinition;
-  /** Where Flue keeps conversations (`flue.db`) and the instance directory; in memory when absent. */
+  /** Where Flue keeps conversations (`flue.db`, unless `db` says otherwise) and the instance directory; in memory when absent. */
   dataDir?: string;
+  /** Flue's persistence adapter; default: SQLite in `dataDir`, else in memory. */
+  db?: PersistenceAdapter;
+  /** Where each session's Flue instance generation lives; default: SQLite in `dataDir`, else in memory. */
+  generations?: GenerationStore;
+  /**
+   * With several instances on one shared Flue store: whether this process holds a session now
+   * (its lease). Flue's coordinator here then only claims and recovers the conversations of
+   * sessions held here (see `leasedConversations`).
+   */
+  holds?: (sessionId: string) => boolean;
   logger: Logger;
 }
 
@@ -59,7 +71,7 @@ export class FlueRuntime implements AgentRuntime {
   private constructor(options: FlueRuntimeOptions) {
     this.#options = options;
     this.#modelId = options.modelId;
-    this.#instances = new InstanceDirectory(options.dataDir && join(options.dataDir, 'flue-instances.db'));
+    this.#instances = new InstanceDirectory(options.generations ?? new SqliteGenerations(options.dataDir && join(options.dataDir, 'flue-instances.db')));
     this.#agent = this.#bridged(options.agent);
   }
 
@@ -70,11 +82,13 @@ export class FlueRuntime implements AgentRuntime {
       run?.live(scope.submissionId, scope.turnId, delta);
     });
     runtime.#closeTap = () => tap.close();
+    const db = options.db ?? (options.dataDir ? sqlite(join(options.dataDir, 'flue.db')) : undefined);
+    const holds = options.holds;
     const flue = await start({
       agents: [runtime.#agent],
       // Only providers handed to the bridge can be tapped; Flue's built-ins report through observe().
       ...(options.providers ? { providers: options.providers.map((provider) => tap.wrap(provider)) } : {}),
-      ...(options.dataDir ? { db: sqlite(join(options.dataDir, 'flue.db')) } : {}),
+      ...(db ? { db: holds ? leasedConversations(db, (instanceId) => holds(sessionOfInstance(instanceId))) : db } : {}),
     });
     runtime.#stopFlue = () => flue.stop();
     runtime.#unobserve = observe((observation) => runtime.#observe(observation));
@@ -111,7 +125,7 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   async #runTurn(turn: TurnContext, message: UserMessage): Promise<void> {
-    const instanceId = this.#instances.instanceFor(turn.sessionId);
+    const instanceId = await this.#instances.instanceFor(turn.sessionId);
     const handle = init(this.#agent, { id: instanceId });
     const names = this.#options.connections.names;
     const run = new TurnRun(turn, new TurnTranslator(turn, this.#modelId, (name) => names.toEve(name)));
@@ -151,7 +165,7 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   async clearContext(sessionId: string): Promise<void> {
-    this.#instances.advance(sessionId);
+    await this.#instances.advance(sessionId);
   }
 
   async compactContext(): Promise<CompactionResult> {
@@ -167,7 +181,7 @@ export class FlueRuntime implements AgentRuntime {
 
   /** Flue would otherwise recover the interrupted submission and run it again, unasked. */
   async abandonTurn(sessionId: string): Promise<void> {
-    await this.#abort(this.#instances.instanceFor(sessionId));
+    await this.#abort(await this.#instances.instanceFor(sessionId));
   }
 
   /**
@@ -180,7 +194,7 @@ export class FlueRuntime implements AgentRuntime {
     this.#unobserve?.();
     await this.#closeTap?.();
     await this.#stopFlue?.();
-    this.#instances.close();
+    await this.#instances.close();
   }
 
   #abort(instanceId: string): Promise<void> {
@@ -210,7 +224,8 @@ export class FlueRuntime implements AgentRuntime {
 
   /** The running turn of a session, as its connections see it: who calls, and how to park. */
   #parkingTurn(sessionId: string): ParkingTurn | undefined {
-    const run = this.#running.get(this.#instances.instanceFor(sessionId));
+    const instanceId = this.#instances.current(sessionId);
+    const run = instanceId === undefined ? undefined : this.#running.get(instanceId);
     if (!run) return undefined;
     const { turn, translator } = run;
     return {
@@ -238,8 +253,7 @@ export class FlueRuntime implements AgentRuntime {
   /** The user's agent, plus the connections the bridge mounts for the session it serves. */
   #bridged(agent: FlueAgent): FlueAgent {
     const mount = (instanceId: string) => {
-      const sessionId = this.#instances.sessionOf(instanceId);
-      if (!sessionId) return;
+      const sessionId = sessionOfInstance(instanceId);
       const scope: SessionScope = { sessionId, turn: () => this.#parkingTurn(sessionId) };
       for (const definition of this.#options.connections.mountable()) useMcpConnection(this.#options.mountConnection(definition.name, scope));
     };

@@ -8,6 +8,8 @@ import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCal
  * - `/sleep <ms>`: streams text in small deltas for about that long;
  * - `/think <topic>`: reasons about the topic first, then replies `Thought about <topic>.`;
  * - `/fail`: the model call fails;
+ * - `/recall`: replies `Recall: ` and the JSON list of the earlier user messages in its context
+ *   (what the model remembers of the conversation);
  * - anything else: `Echo: <message>`, in several deltas (`[n images]` added when images came along).
  * Text streams at a fixed pace, four characters a delta.
  */
@@ -36,17 +38,17 @@ function textOf(content: unknown): string {
     .join('');
 }
 
-/** The last message the person wrote (Flue also sends its own signals as user-role text), and its images. */
-function latestUserMessage(messages: Context['messages']): { text: string; images: number } {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
+/** The messages the person wrote, oldest first (Flue also sends its own signals as user-role text), and their images. */
+function userMessages(messages: Context['messages']): { text: string; images: number }[] {
+  const written: { text: string; images: number }[] = [];
+  for (const message of messages) {
     if (message.role !== 'user') continue;
     // Flue lists a message's attachments in a block of its own after the text.
     const text = textOf(message.content).replace(/\s*<attachments>[\s\S]*?<\/attachments>/g, '').trim();
     const images = Array.isArray(message.content) ? message.content.filter((part) => part?.type === 'image').length : 0;
-    if (!text.startsWith('<signal') && !text.startsWith('<compaction')) return { text, images };
+    if (!text.startsWith('<signal') && !text.startsWith('<compaction')) written.push({ text, images });
   }
-  return { text: '', images: 0 };
+  return written;
 }
 
 export function createScriptedModel() {
@@ -61,7 +63,9 @@ export function createScriptedModel() {
     faux.appendResponses([respond]);
     const last = context.messages.at(-1);
     if (last?.role === 'toolResult') return fauxAssistantMessage(`Tool ${eveNameOf(last.toolName ?? '')} returned: ${textOf(last.content)}`);
-    const { text, images } = latestUserMessage(context.messages);
+    const written = userMessages(context.messages);
+    const { text, images } = written.at(-1) ?? { text: '', images: 0 };
+    if (text.startsWith('/recall')) return fauxAssistantMessage(`Recall: ${JSON.stringify(written.slice(0, -1).map((m) => m.text))}`);
     const tool = /^\/tool\s+(\S+)\s*(.*)$/s.exec(text);
     if (tool) {
       const known = context.tools?.find((t) => t.name === tool[1] || eveNameOf(t.name) === tool[1]);

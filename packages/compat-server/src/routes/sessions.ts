@@ -6,7 +6,7 @@ import { cancelBody, createBody, followUpBody, resetBody } from '../http/schemas
 import type { Journal } from '../journal/journal.ts';
 import { RequestError } from '../session/errors.ts';
 import type { Sessions } from '../session/sessions.ts';
-import { writeNdjsonStream, type StreamTimings } from '../stream/ndjson-stream.ts';
+import { writeNdjsonStream, type StreamLifecycle, type StreamTimings } from '../stream/ndjson-stream.ts';
 import { resolveStreamPlan } from '../stream/plan.ts';
 
 export interface SessionRoutesOptions {
@@ -14,6 +14,7 @@ export interface SessionRoutesOptions {
   journal: Journal;
   uploads: UploadPolicy;
   stream: StreamTimings;
+  lifecycle: StreamLifecycle;
 }
 
 /** `POST` bodies: an absent or empty body is `{}`; a body that is not JSON is refused. */
@@ -27,7 +28,7 @@ function jsonBody(request: Request): unknown {
 
 const sessionIdOf = (request: Request): string => String(request.params.sessionId);
 
-export function sessionRoutes({ sessions, journal, uploads, stream }: SessionRoutesOptions): Router {
+export function sessionRoutes({ sessions, journal, uploads, stream, lifecycle }: SessionRoutesOptions): Router {
   const router = Router();
   const accepted = (sessionId: string, deliveryId?: string): AcceptedBody => ({
     ok: true,
@@ -88,7 +89,7 @@ export function sessionRoutes({ sessions, journal, uploads, stream }: SessionRou
 
   router.get(ROUTES.stream, (async (request, response) => {
     const plan = await resolveStreamPlan(sessions, journal, sessionIdOf(request), request.query);
-    await writeNdjsonStream(journal, response, plan, stream);
+    await writeNdjsonStream(journal, response, plan, stream, lifecycle);
   }) satisfies RequestHandler);
 
   return router;

@@ -10,6 +10,8 @@ export interface SessionCluster {
   claim(sessionId: string): Promise<{ owner: string; fresh: boolean }>;
   /** Gives a session up (it ended, or this instance stops). */
   release(sessionId: string): Promise<void>;
+  /** Whether this instance holds the session's lease, as far as it knows (no round trip). */
+  holds(sessionId: string): boolean;
   /** Whether anyone holds the session's lease. */
   isHeld(sessionId: string): Promise<boolean>;
   /** Sends a command to the owner and waits for its answer; rejects with OwnerUnreachableError. */

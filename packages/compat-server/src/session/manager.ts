@@ -3,6 +3,7 @@ import type { Principal } from '../auth/route-auth.ts';
 import { SessionTakenOverError, StoreUnavailableError } from '../journal/errors.ts';
 import type { Journal, SessionRecord } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
+import type { TurnOutcome } from '../observer.ts';
 import { RequestError, sessionNotActive } from './errors.ts';
 import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import type { AgentRuntime, UserMessage } from './runtime.ts';
@@ -35,6 +36,8 @@ export interface SessionManagerOptions {
   /** How long an ended session's stream stays readable. */
   retentionMs: number;
   now?: () => number;
+  /** Hears how each turn ended (metrics). */
+  onTurnEnded?: (outcome: TurnOutcome) => void;
 }
 
 const SESSION_WAITING: EveEventDraft = { type: 'session.waiting', data: { continuationToken: '', wait: 'next-user-message' } };
@@ -51,6 +54,8 @@ export class SessionManager implements Sessions {
   readonly #now: () => number;
   readonly #live = new Map<string, LiveSession>();
   readonly #idleListeners: ((sessionId: string) => void)[] = [];
+  readonly #onTurnEnded: (outcome: TurnOutcome) => void;
+  readonly #idleWaiters = new Set<() => void>();
   #closing = false;
 
   constructor(options: SessionManagerOptions) {
@@ -59,6 +64,28 @@ export class SessionManager implements Sessions {
     this.#logger = options.logger;
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
+    this.#onTurnEnded = options.onTurnEnded ?? (() => undefined);
+  }
+
+  /** Sessions at work here now: a turn running, or work queued behind it. */
+  get working(): number {
+    return this.#live.size;
+  }
+
+  /** Resolves true once no session is at work here, or false when `timeoutMs` passes first. */
+  async quiesce(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#live.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      const { promise, resolve } = Promise.withResolvers<void>();
+      const timer = setTimeout(resolve, left);
+      this.#idleWaiters.add(resolve);
+      await promise;
+      clearTimeout(timer);
+      this.#idleWaiters.delete(resolve);
+    }
+    return true;
   }
 
   /** Ends every turn a previous process left running, so each session accepts its next message. */
@@ -112,6 +139,7 @@ export class SessionManager implements Sessions {
       ],
       { deliveryIds: active.deliveryIds, record: settled },
     );
+    this.#onTurnEnded('interrupted');
     await this.#runtime.abandonTurn?.(record.id);
     this.#logger.warn({ sessionId: record.id, turnId: active.turnId }, 'ended a turn interrupted when its bridge stopped');
   }
@@ -267,6 +295,7 @@ export class SessionManager implements Sessions {
       if (!session.turn && session.backlog.length === 0 && this.#live.get(session.record.id) === session) {
         this.#live.delete(session.record.id);
         for (const listener of this.#idleListeners) listener(session.record.id);
+        for (const waiter of this.#idleWaiters) waiter();
       }
     });
   }
@@ -310,6 +339,7 @@ export class SessionManager implements Sessions {
       failed = ending.type === 'turn.failed';
       if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId }, 'turn failed');
     }
+    this.#onTurnEnded(outcomeOf(ending));
     const unanswered = turn.stopSteering();
     try {
       await turn.withdrawOpenRequests();
@@ -413,4 +443,10 @@ function turnFailed(turn: Turn, error: unknown): EveEventDraft {
 function lastTurnCoordinates(record: SessionRecord) {
   const sequence = Math.max(record.turnCount - 1, 0);
   return { sequence, turnId: turnIdFor(sequence) };
+}
+
+function outcomeOf(ending: EveEventDraft): TurnOutcome {
+  if (ending.type === 'turn.completed') return 'completed';
+  if (ending.type === 'turn.cancelled') return 'cancelled';
+  return (ending.data as { code?: string }).code === 'interrupted' ? 'interrupted' : 'failed';
 }

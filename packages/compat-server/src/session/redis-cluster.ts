@@ -74,6 +74,10 @@ export class RedisSessionCluster implements SessionCluster {
     return { owner: answer, fresh: false };
   }
 
+  holds(sessionId: string): boolean {
+    return this.#held.has(sessionId);
+  }
+
   async release(sessionId: string): Promise<void> {
     this.#held.delete(sessionId);
     await storeCall(() => this.#redis.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, '0'));

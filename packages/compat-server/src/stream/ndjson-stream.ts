@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { HEADERS, HEARTBEAT_LINE, isTerminal, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
+import type { ServerObserver } from '../observer.ts';
 import type { StreamPlan } from './plan.ts';
 
 export interface StreamTimings {
@@ -11,12 +12,27 @@ export interface StreamTimings {
   leaseMs: number;
 }
 
+/** What ends every open stream resumably (the server drains), and who hears about streams. */
+export interface StreamLifecycle {
+  shutdown: AbortSignal;
+  observer: ServerObserver;
+}
+
 /**
  * Writes a session's events as NDJSON: an opening newline, the journal from `from`, then live
  * appends, with heartbeats. Ends after a terminal event, at a bounded read's tail, when the
- * lease runs out, or when the client goes away. Waits for `drain`, so a slow reader costs no memory.
+ * lease runs out, when the server drains, or when the client goes away. Ending for a lease or a
+ * drain is resumable: the lease-ended line (for clients that understand it) makes the client
+ * reconnect at its cursor at once; others reconnect after their back-off. Waits for `drain`, so
+ * a slow reader costs no memory.
  */
-export async function writeNdjsonStream(journal: Journal, response: ServerResponse, plan: StreamPlan, timings: StreamTimings): Promise<void> {
+export async function writeNdjsonStream(
+  journal: Journal,
+  response: ServerResponse,
+  plan: StreamPlan,
+  timings: StreamTimings,
+  { shutdown, observer }: StreamLifecycle,
+): Promise<void> {
   response.writeHead(200, {
     'content-type': NDJSON_CONTENT_TYPE,
     'cache-control': 'no-store, no-transform',
@@ -37,12 +53,16 @@ export async function writeNdjsonStream(journal: Journal, response: ServerRespon
   const heartbeat = setInterval(() => {
     if (Date.now() - lastWrite >= timings.heartbeatMs) write(HEARTBEAT_LINE);
   }, Math.max(50, Math.floor(timings.heartbeatMs / 2)));
-  const lease = plan.leased
-    ? setTimeout(() => {
-        if (!response.writableEnded) response.end(LEASE_ENDED_LINE);
-        stop.abort();
-      }, timings.leaseMs)
-    : undefined;
+  const endResumably = () => {
+    if (!response.writableEnded) response.end(plan.leased ? LEASE_ENDED_LINE : undefined);
+    stop.abort();
+  };
+  const lease = plan.leased ? setTimeout(endResumably, timings.leaseMs) : undefined;
+  if (shutdown.aborted) endResumably();
+  shutdown.addEventListener('abort', endResumably);
+  const opened = Date.now();
+  let events = 0;
+  observer.streamOpened?.('ndjson');
   try {
     write(HEARTBEAT_LINE);
     const lines = followJournal(journal, plan.sessionId, {
@@ -51,12 +71,15 @@ export async function writeNdjsonStream(journal: Journal, response: ServerRespon
       ...(plan.until !== undefined ? { until: plan.until } : {}),
     });
     for await (const line of lines) {
+      events += 1;
       if (!write(line.line)) await drained(response, stop.signal);
       if (isTerminal(line.type)) break;
     }
   } finally {
     clearInterval(heartbeat);
     clearTimeout(lease);
+    shutdown.removeEventListener('abort', endResumably);
+    observer.streamClosed?.({ transport: 'ndjson', sessionId: plan.sessionId, events, durationMs: Date.now() - opened, request: response.req });
     response.off('close', onClose);
     stop.abort();
     if (!response.writableEnded) response.end();

@@ -12,6 +12,7 @@ import { StoreUnavailableError } from '../journal/errors.ts';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
+import type { ServerObserver } from '../observer.ts';
 import { RequestError } from '../session/errors.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
 import { resolveStreamPlan, type StreamAccess, type StreamPlan } from './plan.ts';
@@ -50,6 +51,7 @@ export interface WebSocketStreamsOptions {
   timings: StreamTimings & WebSocketStreamLimits;
   /** The server's CORS setting: which foreign browser origins may open a stream. */
   cors?: boolean | CorsOptions | undefined;
+  observer?: ServerObserver;
 }
 
 export interface WebSocketStreams {
@@ -76,7 +78,7 @@ const SHUTDOWN_GRACE_MS = 1_000;
  * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
  * upgrade. Each text frame is one journal line without its newline.
  */
-export function webSocketStreams({ sessions, journal, auth, logger, timings, cors }: WebSocketStreamsOptions): WebSocketStreams {
+export function webSocketStreams({ sessions, journal, auth, logger, timings, cors, observer = {} }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: 64 * 1024,
@@ -85,7 +87,8 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
   });
   let closing = false;
 
-  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  /** Upgrades the request, or answers it with an error: then resolves with that status. */
+  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<number | undefined> {
     const url = new URL(request.url ?? '/', 'http://bridge.invalid');
     const match = STREAM_PATH.exec(url.pathname);
     if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
@@ -122,11 +125,15 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     }
     if (socket.destroyed) return;
     if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
-    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, plan, path));
+    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, plan, path, request));
+    return undefined;
   }
 
-  function serve(ws: WebSocket, plan: StreamPlan, path: string): void {
+  function serve(ws: WebSocket, plan: StreamPlan, path: string, request: IncomingMessage): void {
     const stop = new AbortController();
+    const opened = Date.now();
+    const sent = { events: 0 };
+    observer.streamOpened?.('websocket');
     let answered = true;
     const heartbeat = setInterval(() => {
       if (!answered) {
@@ -144,9 +151,10 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     ws.on('close', () => {
       clearInterval(heartbeat);
       stop.abort();
+      observer.streamClosed?.({ transport: 'websocket', sessionId: plan.sessionId, events: sent.events, durationMs: Date.now() - opened, request });
     });
     logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
-    pump(ws, plan, path, stop.signal).catch((error: unknown) => {
+    pump(ws, plan, path, stop.signal, sent).catch((error: unknown) => {
       // 1013 (try again later) when the store is down, else 1011; either way, resume from the cursor.
       const unavailable = error instanceof StoreUnavailableError;
       if (unavailable) logger.warn({ err: error, path }, 'session store unavailable; websocket stream closed');
@@ -155,7 +163,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     });
   }
 
-  async function pump(ws: WebSocket, plan: StreamPlan, path: string, signal: AbortSignal): Promise<void> {
+  async function pump(ws: WebSocket, plan: StreamPlan, path: string, signal: AbortSignal, sent: { events: number }): Promise<void> {
     if (plan.tail !== undefined) ws.send(JSON.stringify({ $eve: TAIL_INDEX_CONTROL, version: 1, tailIndex: plan.tail }));
     const lines = followJournal(journal, plan.sessionId, {
       from: plan.from,
@@ -166,6 +174,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     for await (const line of lines) {
       if (ws.readyState !== ws.OPEN) return;
       const flushed = sendFrame(ws, line.line.endsWith('\n') ? line.line.slice(0, -1) : line.line);
+      sent.events += 1;
       if (isTerminal(line.type)) {
         ended = true;
         break;
@@ -184,10 +193,12 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
   return {
     handleUpgrade(request, socket, head) {
       socket.on('error', ignore);
-      upgrade(request, socket, head).catch((error: unknown) => {
-        logger.error({ err: error, path: pathOf(request) }, 'websocket upgrade failed');
-        refuse(socket, 500, 'internal_error', 'The bridge failed to handle this request.');
-      });
+      upgrade(request, socket, head)
+        .catch((error: unknown) => {
+          logger.error({ err: error, path: pathOf(request) }, 'websocket upgrade failed');
+          return refuse(socket, 500, 'internal_error', 'The bridge failed to handle this request.');
+        })
+        .then((status) => status !== undefined && observer.streamRefused?.({ transport: 'websocket', status, request }));
     },
     async close() {
       closing = true;
@@ -303,7 +314,8 @@ function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSigna
 }
 
 /** A JSON error in Eve's shape, as a plain HTTP response before any upgrade. */
-function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+/** Returns the status it answered, for whoever reports refusals. */
+function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): number {
   const body = JSON.stringify(errorBody(code, message));
   writeResponse(socket, status, {
     'content-type': 'application/json; charset=utf-8',
@@ -311,10 +323,12 @@ function refuse(socket: Duplex, status: number, code: ErrorCode, message: string
     'cache-control': 'no-store',
     ...headers,
   }, body);
+  return status;
 }
 
-function refusePlain(socket: Duplex, status: number): void {
+function refusePlain(socket: Duplex, status: number): number {
   writeResponse(socket, status, { 'content-length': '0' }, '');
+  return status;
 }
 
 function writeResponse(socket: Duplex, status: number, headers: Record<string, string>, body: string): void {

@@ -1,0 +1,114 @@
+import type { IncomingMessage } from 'node:http';
+import type { Request, RequestHandler } from 'express';
+import { principalOf, type Logger, type ServerObserver, type StreamSummary } from '@eve-flue/compat-server';
+import { EVE_BASE_PATH, ROUTES } from '@eve-flue/eve-protocol';
+import { READY_PATH } from './readiness.ts';
+
+/**
+ * The routes the bridge serves, as patterns: a log line names the pattern, never the raw path or
+ * query, which can carry a session's id in the wrong place, an OAuth code or state, or a token.
+ */
+const PATTERNS = [
+  ...Object.values(ROUTES).map((route) => `${EVE_BASE_PATH}${route}`),
+  `${EVE_BASE_PATH}/session/:sessionId/ws`,
+  `${EVE_BASE_PATH}/connections`,
+  `${EVE_BASE_PATH}/connections/:name/authorization`,
+  `${EVE_BASE_PATH}/oauth/start/:attempt`,
+  `${EVE_BASE_PATH}/oauth/callback`,
+  `${EVE_BASE_PATH}/oauth/result/:outcome`,
+  READY_PATH,
+  '/',
+].map((pattern) => ({ pattern, regex: new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, '([^/]+)')}/?$`) }));
+
+/** The pattern a path matches, and the session it names. */
+export function routeOf(path: string): { route: string; sessionId?: string } {
+  for (const { pattern, regex } of PATTERNS) {
+    const match = regex.exec(path);
+    if (!match) continue;
+    const sessionId = pattern.includes(':sessionId') ? match[1] : undefined;
+    return { route: pattern, ...(sessionId ? { sessionId } : {}) };
+  }
+  return { route: '(unmatched)' };
+}
+
+interface Line {
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  principal: string | null;
+  sessionId: string | null;
+  bytes: number;
+  transport?: StreamSummary['transport'];
+  events?: number;
+}
+
+/**
+ * One JSON line per request (`msg: "request"`): method, route pattern, status, duration,
+ * principal id, session id and body bytes written. A session stream logs when it ends, with its
+ * duration and the number of events it carried. Nothing from headers, cookies or the query is
+ * logged, so no token, code or credential can reach the log.
+ */
+export function accessLog(logger: Logger): { middleware: RequestHandler; observer: ServerObserver } {
+  /** Streams whose response closed before the stream reported its summary, and the reverse. */
+  const pendingLines = new WeakMap<IncomingMessage, Line>();
+  const summaries = new WeakMap<IncomingMessage, StreamSummary>();
+  const write = (line: Line) => logger.info({ access: line }, 'request');
+
+  const middleware: RequestHandler = (request, response, next) => {
+    const started = process.hrtime.bigint();
+    // Read now: routers rewrite the request's url while they handle it.
+    const { route, sessionId } = routeOf(request.path);
+    let bytes = 0;
+    const { write: rawWrite, end: rawEnd } = response;
+    const count = (chunk: unknown) => {
+      if (typeof chunk === 'string') bytes += Buffer.byteLength(chunk);
+      else if (chunk instanceof Uint8Array) bytes += chunk.byteLength;
+    };
+    response.write = function (this: typeof response, chunk: unknown, ...rest: unknown[]) {
+      count(chunk);
+      return (rawWrite as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof response.write;
+    response.end = function (this: typeof response, chunk?: unknown, ...rest: unknown[]) {
+      if (typeof chunk !== 'function') count(chunk);
+      return (rawEnd as (...args: unknown[]) => typeof response).call(this, chunk, ...rest);
+    } as typeof response.end;
+    response.once('close', () => {
+      const line: Line = {
+        method: request.method,
+        route,
+        status: response.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        principal: principalOf(request as Request)?.id ?? null,
+        sessionId: sessionId ?? null,
+        bytes,
+      };
+      const isStream = route === `${EVE_BASE_PATH}${ROUTES.stream}` && response.statusCode === 200;
+      const summary = summaries.get(request);
+      if (!isStream) return write(line);
+      if (summary) return write({ ...line, transport: summary.transport, events: summary.events });
+      pendingLines.set(request, line);
+    });
+    next();
+  };
+
+  /** WebSocket streams bypass express: their line comes from the stream's own report. */
+  const webSocketLine = (request: IncomingMessage, status: number, durationMs: number): Line => {
+    const { route, sessionId } = routeOf(new URL(request.url ?? '/', 'http://bridge.invalid').pathname);
+    return { method: request.method ?? 'GET', route, status, durationMs, principal: null, sessionId: sessionId ?? null, bytes: 0, transport: 'websocket' };
+  };
+
+  const observer: ServerObserver = {
+    streamClosed(summary) {
+      if (summary.transport === 'websocket') return write({ ...webSocketLine(summary.request, 101, summary.durationMs), events: summary.events });
+      const line = pendingLines.get(summary.request);
+      if (!line) return void summaries.set(summary.request, summary);
+      pendingLines.delete(summary.request);
+      write({ ...line, transport: summary.transport, events: summary.events });
+    },
+    streamRefused({ request, status }) {
+      write(webSocketLine(request, status, 0));
+    },
+  };
+  return { middleware, observer };
+}

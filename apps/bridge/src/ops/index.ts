@@ -1,0 +1,51 @@
+import { Redis } from 'ioredis';
+import type { Logger, ServerObserver } from '@eve-flue/compat-server';
+import { accessLog } from './access-log.ts';
+import { BridgeMetrics, serveMetrics } from './metrics.ts';
+import { Readiness, type StoreProbe } from './readiness.ts';
+
+export interface OpsOptions {
+  logger: Logger;
+  /** The shared Redis, when there is one: readiness pings it. */
+  redisUrl?: string;
+  /** Serve `/metrics` on this loopback port (0: any free one); no metrics listener when absent. */
+  metricsPort?: number;
+}
+
+/** What an operator sees of an instance: the access log, metrics, and readiness. */
+export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions) {
+  const log = accessLog(logger);
+  const metrics = new BridgeMetrics();
+  const probes: StoreProbe[] = [];
+  let probeClient: Redis | undefined;
+  if (redisUrl) {
+    const client = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    client.on('error', () => undefined);
+    probeClient = client;
+    probes.push(async () => void (await client.ping()));
+  }
+  const readiness = new Readiness(probes);
+  const served = metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort);
+  if (served) logger.info({ metrics: served.url }, `metrics on ${served.url}`);
+  const observers: ServerObserver[] = [metrics.observer, log.observer];
+  const observer: ServerObserver = {
+    streamOpened: (transport) => observers.forEach((o) => o.streamOpened?.(transport)),
+    streamClosed: (summary) => observers.forEach((o) => o.streamClosed?.(summary)),
+    streamRefused: (refusal) => observers.forEach((o) => o.streamRefused?.(refusal)),
+    turnEnded: (outcome) => observers.forEach((o) => o.turnEnded?.(outcome)),
+  };
+  return {
+    accessLog: log.middleware,
+    metrics,
+    readiness,
+    observer,
+    metricsUrl: served?.url,
+    async close() {
+      metrics.close();
+      probeClient?.disconnect();
+      if (served) await new Promise<void>((resolve) => served.server.close(() => resolve()));
+    },
+  };
+}
+
+export type Ops = Awaited<ReturnType<typeof startOps>>;

@@ -1,0 +1,71 @@
+import type { RequestHandler } from 'express';
+import { errorBody } from '@eve-flue/eve-protocol';
+
+/** Checks one store; rejects when it cannot be reached. */
+export type StoreProbe = () => Promise<void>;
+
+/** The path a load balancer polls. Eve's `/eve/v1/health` keeps its fixed shape and always answers. */
+export const READY_PATH = '/ready';
+
+const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * Whether this instance should get traffic: not while it starts or drains (SIGTERM), nor while a
+ * store it needs cannot be reached. While draining it also refuses new turns, so a client's next message
+ * goes to another instance.
+ */
+export class Readiness {
+  readonly #probes: readonly StoreProbe[];
+  #state: 'starting' | 'ready' | 'draining' = 'starting';
+
+  constructor(probes: readonly StoreProbe[]) {
+    this.#probes = probes;
+  }
+
+  /** Everything is built: the instance may take traffic (unless it already drains). */
+  markReady(): void {
+    if (this.#state === 'starting') this.#state = 'ready';
+  }
+
+  startDraining(): void {
+    this.#state = 'draining';
+  }
+
+  /** `GET /ready`: 200 `{ok:true,status:'ready'}`, else 503 with the reason. */
+  route(): RequestHandler {
+    return async (request, response, next) => {
+      if (request.path !== READY_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) return next();
+      response.set('cache-control', 'no-store');
+      if (this.#state !== 'ready') {
+        const reason = this.#state === 'starting' ? 'This instance is starting.' : 'This instance is shutting down.';
+        return void response.status(503).json(errorBody('service_unavailable', reason));
+      }
+      try {
+        await Promise.all(this.#probes.map((probe) => withTimeout(probe(), PROBE_TIMEOUT_MS)));
+      } catch {
+        return void response.status(503).json(errorBody('service_unavailable', 'A store this instance needs cannot be reached.'));
+      }
+      response.json({ ok: true, status: 'ready' });
+    };
+  }
+
+  /** While draining: a message that would start or queue a turn is refused with 503 (retry elsewhere). */
+  refuseNewTurns(): RequestHandler {
+    return (request, response, next) => {
+      if (this.#state !== 'draining' || request.method !== 'POST' || !STARTS_TURN.test(request.path)) return next();
+      response.status(503).set('retry-after', '1').json(errorBody('service_unavailable', 'This instance is shutting down; send again.'));
+    };
+  }
+}
+
+/** `POST /eve/v1/session` and `POST /eve/v1/session/:sessionId`. */
+const STARTS_TURN = /^\/eve\/v1\/session(\/[^/]+)?\/?$/;
+
+async function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('probe timed out')), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

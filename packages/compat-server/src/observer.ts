@@ -1,0 +1,23 @@
+import type { IncomingMessage } from 'node:http';
+
+export type StreamTransport = 'ndjson' | 'websocket';
+export type TurnOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+/** How one session stream went, reported when it ends. */
+export interface StreamSummary {
+  transport: StreamTransport;
+  sessionId: string;
+  /** Journal events written to the reader (heartbeats and control lines not counted). */
+  events: number;
+  durationMs: number;
+  request: IncomingMessage;
+}
+
+/** What the server reports as it works, for metrics and access logs; every hook optional. */
+export interface ServerObserver {
+  streamOpened?(transport: StreamTransport): void;
+  streamClosed?(summary: StreamSummary): void;
+  /** A stream refused before it opened (WebSocket upgrades, which bypass the HTTP routes). */
+  streamRefused?(refusal: { transport: StreamTransport; status: number; request: IncomingMessage }): void;
+  turnEnded?(outcome: TurnOutcome): void;
+}

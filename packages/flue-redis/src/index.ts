@@ -1,0 +1,1 @@
+export { redisFlueDb, type RedisFlueDbOptions } from './adapter.ts';
