@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import { Redis } from 'ioredis';
 import type { Logger, ServerObserver } from '@eve-flue/compat-server';
 import { accessLog } from './access-log.ts';
@@ -13,7 +14,17 @@ export interface OpsOptions {
 }
 
 /** What an operator sees of an instance: the access log, metrics, and readiness. */
-export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions) {
+export interface Ops {
+  accessLog: RequestHandler;
+  metrics: BridgeMetrics;
+  readiness: Readiness;
+  observer: ServerObserver;
+  /** `/metrics` on the loopback interface, when a metrics port was asked for. */
+  metricsUrl: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions): Promise<Ops> {
   const log = accessLog(logger);
   const metrics = new BridgeMetrics();
   const probes: StoreProbe[] = [];
@@ -47,5 +58,3 @@ export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions) {
     },
   };
 }
-
-export type Ops = Awaited<ReturnType<typeof startOps>>;
