@@ -32,6 +32,7 @@ import {
   type FlueConnectionDefinition,
   type Sealer,
   type ConnectionStatus,
+  type SessionScope,
   type SignInBackend,
 } from '@eve-flue/connections';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
@@ -158,13 +159,15 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     connections,
     mountConnection: (name, session) => {
       const definition = connections.definition(name);
-      if (!broker.handles(name)) return flueMountFor(definition);
-      // A server that hid its tools until someone signed in shows them now: learn their names.
+      const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });
+      if (!broker.handles(name)) return { mount: flueMountFor(definition, { context }) };
+      // A server that hid its tools until someone signed in shows them now: learn their names for the status.
       const learnTools = (token: string) =>
-        void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token) }).fetch).catch((error: unknown) => {
+        void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token), context }).fetch).catch((error: unknown) => {
           logger.warn({ err: error, connection: name }, 'could not list tools after a sign-in');
         });
-      return flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs });
+      const authorizer = createConnectionAuthorizer(definition, broker, session, learnTools);
+      return { mount: flueMountFor(definition, { authorizer, parkedForMs: broker.flowTtlMs, context }), authorizer };
     },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),
@@ -215,10 +218,17 @@ function signInBackend(
       return { backend: new VercelConnectBackend(definition, { onUnavailable }) };
     }
     const reason = 'Vercel Connect is not configured: no Vercel OIDC token (set VERCEL_OIDC_TOKEN, e.g. with `vercel env pull`)';
-    logger.warn({ connection: definition.name, fallback: definition.auth ? 'oauth2' : 'none' }, reason);
-    if (!definition.auth) return { missing: reason };
+    const oauth = definition.auth?.type === 'oauth2';
+    logger.warn({ connection: definition.name, fallback: oauth ? 'oauth2' : 'none' }, reason);
+    if (!oauth) return { missing: reason };
   }
-  return definition.auth ? { backend: new OAuth2Backend(definition, store) } : {};
+  return definition.auth?.type === 'oauth2' ? { backend: new OAuth2Backend(definition, store) } : {};
+}
+
+/** The principal of the session's running turn, for credential resolvers. */
+function principalOf(session: SessionScope): { principal?: string } {
+  const principal = session.turn()?.principalId;
+  return principal === undefined ? {} : { principal };
 }
 
 function logConnections(logger: Logger, statuses: ConnectionStatus[]): void {

@@ -1,4 +1,5 @@
-import type { FlueConnectionDefinition } from './definition.ts';
+import { CredentialError, hasStaticCredential } from './credentials.ts';
+import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
 import { listServerTools, type ListedTool } from './listing.ts';
 import { ToolNameCollisionError, ToolNameMap, type DeclaredTools } from './naming.ts';
 
@@ -89,8 +90,14 @@ export class ConnectionRegistry {
       entry.missing = absent.map((t) => `the server does not offer the allowlisted tool "${t}"`);
     } catch (error) {
       if ((error as { code?: unknown }).code === 401) {
-        entry.state = 'needs_sign_in';
-        entry.missing = ['sign in: the server lists its tools only to signed-in callers'];
+        const refusal = refusalOf(entry.definition);
+        entry.state = refusal.state;
+        entry.missing = [refusal.missing];
+        return;
+      }
+      if (error instanceof CredentialError) {
+        entry.state = 'error';
+        entry.missing = [`${error.message.replace(/^\[eve-flue\] /, '')}: its tools are listed at the first turn that has one`];
         return;
       }
       this.markUnavailable(entry.definition.name, describe(error));
@@ -146,6 +153,13 @@ export class ConnectionRegistry {
     }
     this.#names = new ToolNameMap(declared);
   }
+}
+
+/** What a 401 at listing means: a sign-in to do, a credential the server refused, or none in the definition. */
+function refusalOf(definition: Readonly<FlueConnectionDefinition>): { state: ConnectionState; missing: string } {
+  if (hasSignIn(definition)) return { state: 'needs_sign_in', missing: 'sign in: the server lists its tools only to signed-in callers' };
+  if (hasStaticCredential(definition)) return { state: 'error', missing: 'the server refused the connection’s credential (HTTP 401): check `auth` or `headers`' };
+  return { state: 'error', missing: 'the server wants a credential and the definition has none: add `auth` (bearer or oauth2) or `headers`' };
 }
 
 function describe(error: unknown): string {

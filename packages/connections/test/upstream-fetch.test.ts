@@ -12,7 +12,7 @@ test('the upstream fetch drops caller credentials and cookies both ways, and ret
   const send = createUpstreamFetch({
     fetch: upstream,
     timeoutMs: 1_000,
-    headers: { 'x-team': 'blue' },
+    headers: async () => ({ 'x-team': 'blue' }),
     authorizer: {
       token: async () => 'stale',
       unauthorized: async ({ sentToken, call }) => {

@@ -34,7 +34,7 @@ export class OAuth2Backend implements SignInBackend {
   readonly #configurations = new Map<string, Promise<oauth.Configuration>>();
 
   constructor(connection: Readonly<FlueConnectionDefinition>, store: AuthStore) {
-    if (!connection.auth) throw new Error(`[eve-flue] connection "${connection.name}" has no auth settings`);
+    if (connection.auth?.type !== 'oauth2') throw new Error(`[eve-flue] connection "${connection.name}" has no OAuth settings`);
     this.#connection = connection;
     this.#auth = connection.auth;
     this.#store = store;
