@@ -166,7 +166,11 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
         void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token), context }).fetch).catch((error: unknown) => {
           logger.warn({ err: error, connection: name }, 'could not list tools after a sign-in');
         });
-      const authorizer = createConnectionAuthorizer(definition, broker, session, learnTools);
+      const signInFailed = (reason: string) => {
+        connections.markSignInFailed(name, reason);
+        logger.warn({ connection: name, reason }, 'sign-in could not start');
+      };
+      const authorizer = createConnectionAuthorizer(definition, broker, session, learnTools, signInFailed);
       return { mount: flueMountFor(definition, { authorizer, parkedForMs: broker.flowTtlMs, context }), authorizer };
     },
     logger,

@@ -112,6 +112,14 @@ export class ConnectionRegistry {
     entry.missing = [`the server is unavailable: ${reason}`];
   }
 
+  /** Records that a sign-in could not even start (e.g. the server's metadata names another resource). */
+  markSignInFailed(name: string, reason: string): void {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    entry.state = 'error';
+    entry.missing = [`sign-in refused: ${reason}`];
+  }
+
   /** Records setup a connection lacks before anyone can sign in to it; it stays until restart. */
   requireSetup(name: string, missing: string): void {
     const entry = this.#entries.get(name);

@@ -3,7 +3,7 @@ import type { FlueConnectionDefinition } from '../definition.ts';
 import { displayNameOf } from '../definition.ts';
 import { flueToolName } from '../naming.ts';
 import type { JsonRpcCall, UpstreamAuthorizer } from '../upstream-fetch.ts';
-import type { UpstreamChallenge } from './backend.ts';
+import { SignInError, type UpstreamChallenge } from './backend.ts';
 import type { SignInAttempt, SignInBroker } from './broker.ts';
 import { subjectKey, type SignInOutcome } from './types.ts';
 
@@ -57,6 +57,8 @@ export function createConnectionAuthorizer(
   scope: SessionScope,
   /** Told of each token a sign-in grants (the bridge lists the server's tools with it). */
   onAuthorized?: (token: string) => void,
+  /** Told when a sign-in cannot start, with a reason safe to show. */
+  onSignInFailed?: (reason: string) => void,
 ): ConnectionAuthorizer {
   const subject = () => subjectKey(scope.turn()?.principalId, scope.sessionId);
   const displayName = displayNameOf(definition);
@@ -65,14 +67,22 @@ export function createConnectionAuthorizer(
   const signIn = async (toolName: string | undefined): Promise<SignInOutcome> => {
     const turn = scope.turn();
     if (!turn) return { outcome: 'failed', reason: 'no turn is running to sign in from' };
-    const attempt = await broker.begin({
-      connection: definition.name,
-      subject: subject(),
-      sessionId: scope.sessionId,
-      turnId: turn.turnId,
-      ...(turn.principalId !== undefined ? { principalId: turn.principalId } : {}),
-      challenge,
-    });
+    let attempt: SignInAttempt;
+    try {
+      attempt = await broker.begin({
+        connection: definition.name,
+        subject: subject(),
+        sessionId: scope.sessionId,
+        turnId: turn.turnId,
+        ...(turn.principalId !== undefined ? { principalId: turn.principalId } : {}),
+        challenge,
+      });
+    } catch (error) {
+      // Nothing to sign in to (e.g. the metadata names another resource): the turn does not park.
+      if (!(error instanceof SignInError)) throw error;
+      onSignInFailed?.(error.message);
+      return { outcome: 'failed', reason: error.message };
+    }
     const outcome = await turn.park({
       connection: definition.name,
       displayName,

@@ -217,8 +217,7 @@ export class SignInBroker {
     if (!tokens) return { signedOut: false, revoked: false };
     await this.#store.deleteToken(subject, connection);
     try {
-      await this.#backend(connection).revoke(tokens, { subject, redirectUri: this.redirectUri });
-      return { signedOut: true, revoked: true };
+      return { signedOut: true, revoked: await this.#backend(connection).revoke(tokens, { subject, redirectUri: this.redirectUri }) };
     } catch {
       return { signedOut: true, revoked: false };
     }
