@@ -69,7 +69,8 @@ test('a server that lists its tools only to signed-in callers needs a sign-in, a
   expect(await registry.refresh()).toEqual([
     { name: 'locked', state: 'needs_sign_in', tools: [], missing: ['sign in: the server lists its tools only to signed-in callers'] },
   ]);
-  expect(registry.names.toEve('mcp__locked__echo')).toBe('mcp__locked__echo');
+  // Eve names even before the relist: a Flue name never reaches a client.
+  expect(registry.names.toEve('mcp__locked__echo')).toBe('connection__locked__echo');
   await registry.relist('locked', flueMountFor(definition, { authorizer: fixedTokenAuthorizer('letmein') }).fetch);
   expect(registry.status()).toEqual([{ name: 'locked', state: 'ready', tools: ['connection__locked__echo'], missing: [] }]);
   expect(registry.names.toEve('mcp__locked__echo')).toBe('connection__locked__echo');
