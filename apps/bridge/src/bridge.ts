@@ -160,7 +160,9 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     mountConnection: (name, session) => {
       const definition = connections.definition(name);
       const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });
-      if (!broker.handles(name)) return { mount: flueMountFor(definition, { context }) };
+      // A call waiting for a person (an approval) must not time out inside Flue meanwhile.
+      const parkedForMs = broker.flowTtlMs;
+      if (!broker.handles(name)) return { mount: flueMountFor(definition, { context, ...(definition.approval ? { parkedForMs } : {}) }) };
       // A server that hid its tools until someone signed in shows them now: learn their names for the status.
       const learnTools = (token: string) =>
         void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token), context }).fetch).catch((error: unknown) => {
@@ -171,7 +173,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
         logger.warn({ connection: name, reason }, 'sign-in could not start');
       };
       const authorizer = createConnectionAuthorizer(definition, broker, session, learnTools, signInFailed);
-      return { mount: flueMountFor(definition, { authorizer, parkedForMs: broker.flowTtlMs, context }), authorizer };
+      return { mount: flueMountFor(definition, { authorizer, parkedForMs, context }), authorizer };
     },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),

@@ -38,6 +38,30 @@ export interface BearerSettings {
 
 export type ConnectionAuth = OAuth2Settings | BearerSettings;
 
+/** What the server declares about a tool (MCP tool annotations); untrusted unless the server is. */
+export interface ConnectionToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** One call of a connection tool, as an approval policy sees it. */
+export interface ApprovalCall {
+  /** The Eve name: `connection__<server>__<tool>`. */
+  toolName: string;
+  /** The input the model produced; undefined when it is not an object. */
+  input: Record<string, unknown> | undefined;
+  /** What the server declared for the tool; undefined when it declared nothing. */
+  annotations: Readonly<ConnectionToolAnnotations> | undefined;
+}
+
+/** `user-approval` asks a person; `not-applicable` and `approved` run the call; `denied` refuses it. */
+export type ApprovalDecision = 'user-approval' | 'not-applicable' | 'approved' | 'denied';
+
+export type ApprovalPolicy = 'never' | 'always' | ((call: ApprovalCall) => ApprovalDecision | Promise<ApprovalDecision>);
+
 export interface FlueConnectionDefinition {
   /** The connection's name: Flue's `mcp__<name>__` namespace and Eve's `connection__<name>__`. */
   name: string;
@@ -53,13 +77,15 @@ export interface FlueConnectionDefinition {
   auth?: ConnectionAuth;
   /** Hide this connection's tools from turns without an authenticated caller. */
   requiresPrincipal?: boolean;
+  /** Which calls of this connection's tools wait for a person's approval. Default `never`. */
+  approval?: ApprovalPolicy;
   /** Longest wait for one upstream MCP request. Default 30 s. */
   timeoutMs?: number;
   /** Vercel Connect connector UID, set by `defineFlueConnectionWithConnect`. */
   connector?: string;
 }
 
-const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal']);
+const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval']);
 const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource']);
 const BEARER_KEYS = new Set(['type', 'token']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -96,6 +122,10 @@ export function defineFlueConnection(definition: FlueConnectionDefinition): Read
     }
   }
   if (definition.requiresPrincipal !== undefined && typeof definition.requiresPrincipal !== 'boolean') fail('requiresPrincipal', 'must be true or false');
+  const approval: unknown = definition.approval;
+  if (approval !== undefined && approval !== 'never' && approval !== 'always' && typeof approval !== 'function') {
+    fail('approval', 'must be "never", "always" or a function `(call) => decision`');
+  }
   if (definition.timeoutMs !== undefined && !(Number.isInteger(definition.timeoutMs) && definition.timeoutMs > 0)) {
     fail('timeoutMs', 'must be a positive whole number of milliseconds');
   }

@@ -25,6 +25,7 @@ describe('defineFlueConnection', () => {
     [{ ...ok, auth: { type: 'bearer' } }, '`auth.token` must be a non-empty string or a function'],
     [{ ...ok, auth: { type: 'bearer', token: 't', scopes: ['a'] } }, '`auth.scopes` is not a bearer setting'],
     [{ ...ok, requiresPrincipal: 'yes' }, '`requiresPrincipal` must be true or false'],
+    [{ ...ok, approval: 'sometimes' }, '`approval` must be "never", "always" or a function'],
     [{ ...ok, timeoutMs: -1 }, '`timeoutMs` must be a positive'],
     [{ ...ok, auth: { type: 'oauth1' } }, '`auth.type` must be "oauth2" or "bearer"'],
     [{ ...ok, auth: { type: 'oauth2', clientSecret: 's' } }, '`auth.clientSecret` needs `auth.clientId`'],

@@ -2,17 +2,39 @@ import { createMcpConnection, defineTool, type McpConnection, type McpConnection
 import type { Logger } from '@eve-flue/compat-server';
 import {
   displayNameOf,
+  eveToolName,
+  flueToolName,
   standInToolName,
+  type ApprovalDecision,
   type ConnectionAuthorizer,
   type ConnectionRegistry,
   type FlueConnectionDefinition,
   type SessionScope,
 } from '@eve-flue/connections';
+import { rpcResultIn, type McpCallResult } from './tool-output.ts';
 
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
   mount: McpConnectionDefinition & { fetch: typeof fetch };
   authorizer?: ConnectionAuthorizer;
+}
+
+/** How a connection tool call ended upstream, for its `action.result`. */
+export type RecordedCall = { kind: 'result'; result: McpCallResult } | { kind: 'denied'; reason: string };
+
+/** The running turn of an instance, as its connection tool calls reach it. */
+export interface TurnToolCalls {
+  /** What the call of `flueName` with `input` brought back (or that it was denied). */
+  record(flueName: string, input: unknown, outcome: Promise<RecordedCall | undefined>): void;
+  /** Parks the turn on a person's approval of this call (`input.requested`, kind `tool-approval`); true when approved. */
+  approve(flueName: string, eveName: string, input: unknown): Promise<boolean>;
+}
+
+/** A `tools/call` on its way upstream. */
+interface ToolCall {
+  id: string | number;
+  name: string;
+  arguments: unknown;
 }
 
 interface Opened {
@@ -26,6 +48,8 @@ export interface ConnectionToolsOptions {
   mount: (name: string, session: SessionScope) => BridgedConnection;
   /** A stand-in's sign-in ended authorized: the instance's running turn goes on with the real tools. */
   onSignedIn: (instanceId: string, connection: string) => void;
+  /** The running turn of an instance, for its tool calls' results and approvals. */
+  callsOf: (instanceId: string) => TurnToolCalls | undefined;
   logger: Logger;
 }
 
@@ -75,7 +99,7 @@ export class ConnectionTools {
     if (known) return (await known).connection.tools;
     const bridged = this.#options.mount(definition.name, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
-    const opening = open(bridged.mount);
+    const opening = open(bridged.mount, (call, tools) => this.#gate(instanceId, definition, call, tools));
     opened.set(definition.name, opening);
     try {
       return (await opening).connection.tools;
@@ -87,6 +111,28 @@ export class ConnectionTools {
       this.#options.logger.warn({ connection: definition.name, reason }, 'MCP server is unavailable; its tools are not offered this turn');
       return [];
     }
+  }
+
+  /**
+   * Whether a call may go upstream: the connection's approval policy decides, asking a person
+   * when it says `user-approval`. Every call's outcome is recorded for its `action.result`.
+   */
+  async #gate(instanceId: string, definition: Readonly<FlueConnectionDefinition>, call: ToolCall, tools: readonly ToolDefinition[]): Promise<Gate> {
+    const calls = this.#options.callsOf(instanceId);
+    const flueName = flueToolName(definition.name, call.name);
+    const eveName = eveToolName(definition.name, call.name);
+    const policy = definition.approval ?? 'never';
+    const input = typeof call.arguments === 'object' && call.arguments !== null && !Array.isArray(call.arguments) ? (call.arguments as Record<string, unknown>) : undefined;
+    const annotations = tools.find((tool) => tool.name === flueName)?.annotations;
+    const decision: ApprovalDecision =
+      policy === 'never' ? 'not-applicable' : policy === 'always' ? 'user-approval' : await policy({ toolName: eveName, input, annotations });
+    const approved = decision === 'user-approval' ? ((await calls?.approve(flueName, eveName, call.arguments)) ?? false) : decision !== 'denied';
+    if (!approved) {
+      const reason = decision === 'denied' ? `The approval policy of ${definition.name} denied this call.` : 'The person did not approve this call.';
+      calls?.record(flueName, call.arguments, Promise.resolve({ kind: 'denied', reason }));
+      return { run: false, reason };
+    }
+    return { run: true, record: (result) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r })) };
   }
 
   /** The one tool standing for a connection whose server shows its tools only after a sign-in. */
@@ -110,17 +156,33 @@ export class ConnectionTools {
   }
 }
 
-/** Opens an MCP client through the bridge's fetch, remembering the session the server opens. */
-async function open(mount: BridgedConnection['mount']): Promise<Opened> {
+type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>) => void } | { run: false; reason: string };
+
+/**
+ * Opens an MCP client through the bridge's fetch: each `tools/call` passes `gate` first (a
+ * refused one is answered here, as a tool error, and never sent), and its answer is read a second
+ * time for the raw result. Remembers the MCP session the server opens, to end it.
+ */
+async function open(mount: BridgedConnection['mount'], gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>): Promise<Opened> {
   let sessionId: string | undefined;
   let protocolVersion: string | undefined;
+  let tools: readonly ToolDefinition[] = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
+    const call = toolCallIn(init?.body);
+    const gated = call && (await gate(call, tools));
+    if (call && gated && !gated.run) {
+      return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
+    }
     const response = await mount.fetch(input, init);
     sessionId = response.headers.get('mcp-session-id') ?? sessionId;
     protocolVersion = new Headers(init?.headers).get('mcp-protocol-version') ?? protocolVersion;
-    return response;
+    if (!call || !gated?.run || !response.ok || !response.body) return response;
+    const [mine, theirs] = response.body.tee();
+    gated.record(rpcResultIn(mine, response.headers.get('content-type') ?? '', call.id).catch(() => undefined));
+    return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   const connection = await createMcpConnection({ ...mount, fetch });
+  tools = connection.tools;
   return {
     connection,
     async endSession() {
@@ -130,4 +192,16 @@ async function open(mount: BridgedConnection['mount']): Promise<Opened> {
       await response.body?.cancel();
     },
   };
+}
+
+function toolCallIn(body: RequestInit['body']): ToolCall | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const message = JSON.parse(body) as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+    if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
+    return { id: message.id, name: message.params.name, arguments: message.params.arguments ?? {} };
+  } catch {
+    return undefined;
+  }
 }

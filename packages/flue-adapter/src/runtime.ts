@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import { sqlite, start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
-import { ConnectionTools, type BridgedConnection } from './connection-tools.ts';
+import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { InstanceDirectory } from './instance-directory.ts';
 import { LiveTap } from './live-tap.ts';
@@ -70,6 +71,10 @@ export class FlueRuntime implements AgentRuntime {
       mount: options.mountConnection,
       logger: options.logger,
       onSignedIn: (instanceId, connection) => this.#running.get(instanceId)?.signedIn(connection),
+      callsOf: (instanceId) => {
+        const run = this.#running.get(instanceId);
+        return run && toolCallsOf(run);
+      },
     });
   }
 
@@ -271,6 +276,31 @@ export class FlueRuntime implements AgentRuntime {
     bridged.agentName = agent.agentName ?? agent.name;
     return bridged;
   }
+}
+
+/** A turn's connection tool calls: their upstream results, and approvals asked of a person. */
+function toolCallsOf({ turn, translator }: TurnRun): TurnToolCalls {
+  return {
+    record: (flueName, input, outcome) => translator.record(flueName, input, outcome),
+    async approve(flueName, eveName, input) {
+      await translator.toolStarted(flueName, TOOL_REPORT_WAIT_MS);
+      const callId = translator.callIdAskingApproval(flueName, input) ?? `call_${randomUUID()}`;
+      await translator.flushed();
+      const [resolution] = await turn.requestInput([
+        {
+          kind: 'tool-approval',
+          prompt: `Allow ${eveName}?`,
+          action: { kind: 'tool-call', callId, toolName: eveName, input },
+          options: [
+            { id: 'approve', label: 'Approve', style: 'primary' },
+            { id: 'deny', label: 'Deny', style: 'danger' },
+          ],
+          display: 'confirmation',
+        },
+      ]);
+      return resolution?.outcome === 'approved';
+    },
+  };
 }
 
 /** What the model reads after a sign-in from a stand-in tool, when the same turn goes on. */

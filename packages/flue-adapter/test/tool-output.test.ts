@@ -1,0 +1,34 @@
+import { describe, expect, test } from '@jest/globals';
+import { connectionToolOutput, rpcResultIn } from '../src/tool-output.ts';
+
+describe('connectionToolOutput', () => {
+  test('structured content wins, once', () => {
+    expect(connectionToolOutput({ structuredContent: { sum: 3 }, content: [{ type: 'text', text: '{"sum":3}' }] })).toEqual({ sum: 3 });
+  });
+
+  test('text stays text; other blocks come whole, with their data', () => {
+    expect(connectionToolOutput({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toBe('a\n\nb');
+    const blocks = [
+      { type: 'text', text: 'here' },
+      { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
+      { type: 'resource', resource: { uri: 'file:///x', blob: 'AAEC' } },
+      { type: 'resource_link', uri: 'file:///y', name: 'y' },
+    ];
+    expect(connectionToolOutput({ content: blocks })).toEqual(blocks);
+  });
+
+  test('beyond the cap: a marker with the byte count', () => {
+    const big = { content: [{ type: 'image', mimeType: 'image/png', data: 'A'.repeat(2000) }] };
+    expect(connectionToolOutput(big, 1000)).toEqual({ truncated: true, bytes: Buffer.byteLength(JSON.stringify(big.content)), limitBytes: 1000 });
+  });
+});
+
+describe('rpcResultIn', () => {
+  const body = (text: string) => new Response(text).body!;
+  test('finds the result for its id in an event stream or a JSON body', async () => {
+    const stream = 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\nevent: message\ndata: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n';
+    expect(await rpcResultIn(body(stream), 'text/event-stream', 7)).toEqual({ content: [] });
+    expect(await rpcResultIn(body('{"jsonrpc":"2.0","id":7,"result":{"isError":true}}'), 'application/json', 7)).toEqual({ isError: true });
+    expect(await rpcResultIn(body('{"jsonrpc":"2.0","id":8,"result":{}}'), 'application/json', 7)).toBeUndefined();
+  });
+});
