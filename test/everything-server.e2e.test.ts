@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Client } from 'eve/client';
+import { Client, type ClientSession } from 'eve/client';
 import { bearerTokens } from '@eve-flue/compat-server';
-import { defineFlueConnection, type CredentialContext } from '@eve-flue/connections';
+import { defineFlueConnection, type ApprovalCall, type CredentialContext } from '@eve-flue/connections';
 import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { collect, flueNamesIn, readUntil } from './support/events.ts';
 import { recordingLogger } from './support/logs.ts';
@@ -16,6 +16,7 @@ let everything: ThirdPartyServer;
 let proxy: RecordingProxy;
 let bridge: DemoBridge;
 const journals: unknown[][] = [];
+const policyCalls: ApprovalCall[] = [];
 
 type AnyEvent = { type: string; data: Record<string, unknown> };
 
@@ -30,6 +31,16 @@ beforeAll(async () => {
       connections: [
         defineFlueConnection({ name: 'everything', url, auth: { type: 'bearer', token }, headers: { 'X-Caller-Session': ({ sessionId }) => sessionId ?? 'discovery' } }),
         defineFlueConnection({ name: 'members', url, requiresPrincipal: true, tools: ['echo'] }),
+        defineFlueConnection({
+          name: 'gated',
+          url,
+          tools: ['echo', 'get-sum'],
+          approval: (call) => {
+            policyCalls.push(call);
+            if (call.toolName === 'connection__gated__get-sum') return Number(call.input?.a) > 100 ? 'denied' : 'not-applicable';
+            return call.annotations?.readOnlyHint === true ? 'user-approval' : 'denied';
+          },
+        }),
       ],
     },
     logger,
@@ -103,6 +114,77 @@ describe('server-everything over Streamable HTTP', () => {
     expect(await session.reset()).toMatchObject({ status: 'reset' });
     const ended = proxy.requests.filter((r) => r.method === 'DELETE').map((r) => r.headers['mcp-session-id']);
     expect(ended).toContain(mcpSession);
+  });
+});
+
+describe('results intact', () => {
+  test('an image arrives in action.result with its bytes; the model still gets Flue’s text', async () => {
+    const { events, result } = await ask(clientOf('ann'), '/tool connection__everything__get-tiny-image {}');
+    const output = toolResult(events).result.output as { type: string; data?: string; mimeType?: string }[];
+    const image = output.find((block) => block.type === 'image')!;
+    expect(image.mimeType).toBe('image/png');
+    const bytes = Buffer.from(image.data!, 'base64');
+    expect(bytes.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(bytes.length).toBeGreaterThan(1000);
+    expect(result.message).toMatch(/\[Image: image\/png, \d+ base64 chars\]/);
+  });
+
+  test('structured content appears once, as the output', async () => {
+    const { events } = await ask(clientOf('ann'), '/tool connection__everything__get-structured-content {"location":"Chicago"}');
+    expect(toolResult(events).result.output).toEqual({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
+  });
+});
+
+describe('approval gates', () => {
+  const waitForApproval = async (session: ClientSession) => {
+    const seen = (await readUntil(session.stream({ startIndex: 0 }), (e) => e.type === 'turn.waiting')) as unknown as AnyEvent[];
+    const requested = seen.find((e) => e.type === 'input.requested')!.data as { requests: { requestId: string; kind: string; action: { callId: string; toolName: string; input: unknown } }[] };
+    const asked = seen.find((e) => e.type === 'actions.requested')!.data as { actions: { callId: string }[] };
+    return { request: requested.requests[0]!, callId: asked.actions[0]!.callId };
+  };
+
+  test('approved: the call runs and the turn goes on', async () => {
+    const { session } = await clientOf('ann').sessions.create({ message: '/tool connection__gated__echo {"message":"may I"}' });
+    const { request, callId } = await waitForApproval(session);
+    expect(request).toMatchObject({ kind: 'tool-approval', action: { callId, toolName: 'connection__gated__echo', input: { message: 'may I' } } });
+    expect(policyCalls.at(-1)).toEqual({ toolName: 'connection__gated__echo', input: { message: 'may I' }, annotations: expect.objectContaining({ readOnlyHint: true, destructiveHint: false }) });
+    const answered = await (await session.respond([{ requestId: request.requestId, optionId: 'approve' }])).result();
+    journals.push(answered.events as unknown[]);
+    expect(answered.message).toBe('Tool connection__gated__echo returned: Echo: may I');
+  });
+
+  test('denied by the person: the model gets a failed call with TOOL_EXECUTION_DENIED, nothing reaches the server', async () => {
+    const { session } = await clientOf('ann').sessions.create({ message: '/tool connection__gated__echo {"message":"refuse me"}' });
+    const { request } = await waitForApproval(session);
+    const answered = await (await session.respond([{ requestId: request.requestId, optionId: 'deny' }])).result();
+    journals.push(answered.events as unknown[]);
+    const events = answered.events as unknown as AnyEvent[];
+    expect(events.find((e) => e.type === 'action.result')?.data).toMatchObject({ status: 'failed', error: { code: 'TOOL_EXECUTION_DENIED' } });
+    expect(answered.message).toBe('Tool connection__gated__echo returned: The person did not approve this call.');
+    expect(answered.status).toBe('waiting');
+    expect(proxy.requests.some((r) => r.body.includes('refuse me'))).toBe(false);
+  });
+
+  test('denied by the policy: no one is asked', async () => {
+    const { events, result } = await ask(clientOf('ann'), '/tool connection__gated__get-sum {"a":500,"b":1}');
+    expect(events.map((e) => e.type)).not.toContain('input.requested');
+    expect(toolResult(events)).toMatchObject({ status: 'failed' });
+    expect(result.message).toBe('Tool connection__gated__get-sum returned: The approval policy of gated denied this call.');
+    const allowed = await ask(clientOf('ann'), '/tool connection__gated__get-sum {"a":2,"b":3}');
+    expect(allowed.result.message).toContain('5');
+  });
+
+  test('steered over: another message withdraws the approval, the call does not run, the turn answers the new message', async () => {
+    const { session, response } = await clientOf('ann').sessions.create({ message: '/tool connection__gated__echo {"message":"steered away"}' });
+    await waitForApproval(session);
+    const result = await (await session.send('never mind')).result();
+    await response!.result();
+    const events = (await collect(session.stream({ startIndex: 0, follow: false }))) as unknown as AnyEvent[];
+    journals.push(events);
+    expect(events.find((e) => e.type === 'input.resolved')?.data).toMatchObject({ resolutions: [expect.objectContaining({ outcome: 'ignored' })] });
+    expect(events.find((e) => e.type === 'action.result')?.data).toMatchObject({ error: { code: 'TOOL_EXECUTION_DENIED' } });
+    expect(result.message).toBe('Echo: never mind');
+    expect(proxy.requests.some((r) => r.body.includes('steered away'))).toBe(false);
   });
 });
 
