@@ -64,6 +64,15 @@ async function ask(client: Client, message: string) {
   return { session, result, events: result.events as unknown as AnyEvent[] };
 }
 
+/** Resolves once `condition` holds (checked as the event loop turns), failing after 10 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in 10 s');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 const toolResult = (events: AnyEvent[]) => events.find((e) => e.type === 'action.result')?.data as { status: string; result: { toolName: string; output: unknown } };
 
 describe('server-everything over Streamable HTTP', () => {
@@ -115,6 +124,14 @@ describe('server-everything over Streamable HTTP', () => {
     const ended = proxy.requests.filter((r) => r.method === 'DELETE').map((r) => r.headers['mcp-session-id']);
     expect(ended).toContain(mcpSession);
   });
+});
+
+test('the server’s log notifications reach the bridge log under the connection’s name', async () => {
+  const { result } = await ask(clientOf('ann'), '/tool connection__everything__toggle-simulated-logging {}');
+  expect(result.message).toContain('Started simulated');
+  // The server sends its first log message at once, on the session's standing stream.
+  await until(() => logger.entries.some((e) => e.message === 'MCP server log'));
+  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', level: expect.any(String), data: expect.stringMatching(/message/) });
 });
 
 describe('results intact', () => {

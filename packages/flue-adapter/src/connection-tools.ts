@@ -11,7 +11,7 @@ import {
   type FlueConnectionDefinition,
   type SessionScope,
 } from '@eve-flue/connections';
-import { rpcResultIn, type McpCallResult } from './tool-output.ts';
+import { readRpcMessages, type McpCallResult } from './tool-output.ts';
 
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
@@ -99,7 +99,10 @@ export class ConnectionTools {
     if (known) return (await known).connection.tools;
     const bridged = this.#options.mount(definition.name, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
-    const opening = open(bridged.mount, (call, tools) => this.#gate(instanceId, definition, call, tools));
+    const opening = open(bridged.mount, {
+      gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
+      log: (params) => this.#serverLog(definition.name, params),
+    });
     opened.set(definition.name, opening);
     try {
       return (await opening).connection.tools;
@@ -135,6 +138,13 @@ export class ConnectionTools {
     return { run: true, record: (result) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r })) };
   }
 
+  /** A server's log notification (`notifications/message`), in the bridge's log under the connection's name. */
+  #serverLog(connection: string, params: unknown): void {
+    const { level, logger, data } = (params ?? {}) as { level?: unknown; logger?: unknown; data?: unknown };
+    const write = LOG_LEVELS[String(level)] ?? 'info';
+    this.#options.logger[write]({ connection, level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
+  }
+
   /** The one tool standing for a connection whose server shows its tools only after a sign-in. */
   #standIn(instanceId: string, definition: Readonly<FlueConnectionDefinition>, authorizer: ConnectionAuthorizer): ToolDefinition {
     const name = standInToolName(definition.name);
@@ -158,27 +168,55 @@ export class ConnectionTools {
 
 type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>) => void } | { run: false; reason: string };
 
+/** MCP log levels (RFC 5424) as the bridge's logger has them. */
+const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
+  debug: 'debug',
+  info: 'info',
+  notice: 'info',
+  warning: 'warn',
+  error: 'error',
+  critical: 'error',
+  alert: 'error',
+  emergency: 'error',
+};
+
+interface OpenHooks {
+  gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>;
+  log: (params: unknown) => void;
+}
+
 /**
- * Opens an MCP client through the bridge's fetch: each `tools/call` passes `gate` first (a
- * refused one is answered here, as a tool error, and never sent), and its answer is read a second
- * time for the raw result. Remembers the MCP session the server opens, to end it.
+ * Opens an MCP client through the bridge's fetch: each `tools/call` passes the gate first (a
+ * refused one is answered here, as a tool error, and never sent). Answers are read a second time,
+ * as they arrive, for a call's raw result and for the server's log notifications. Remembers the
+ * MCP session the server opens, to end it.
  */
-async function open(mount: BridgedConnection['mount'], gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>): Promise<Opened> {
+async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promise<Opened> {
   let sessionId: string | undefined;
   let protocolVersion: string | undefined;
   let tools: readonly ToolDefinition[] = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
     const call = toolCallIn(init?.body);
-    const gated = call && (await gate(call, tools));
+    const gated = call && (await hooks.gate(call, tools));
     if (call && gated && !gated.run) {
       return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
     }
     const response = await mount.fetch(input, init);
     sessionId = response.headers.get('mcp-session-id') ?? sessionId;
     protocolVersion = new Headers(init?.headers).get('mcp-protocol-version') ?? protocolVersion;
-    if (!call || !gated?.run || !response.ok || !response.body) return response;
+    const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    const recording = call !== undefined && gated?.run === true;
+    if (!response.ok || !response.body || (!eventStream && !recording)) return response;
     const [mine, theirs] = response.body.tee();
-    gated.record(rpcResultIn(mine, response.headers.get('content-type') ?? '', call.id).catch(() => undefined));
+    let result: McpCallResult | undefined;
+    const read = readRpcMessages(mine, eventStream, (message) => {
+      if (message.method === 'notifications/message') hooks.log(message.params);
+      else if (call && message.id === call.id && message.result) result = message.result;
+    }).then(
+      () => result,
+      () => result,
+    );
+    if (gated?.run) gated.record(read);
     return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   const connection = await createMcpConnection({ ...mount, fetch });

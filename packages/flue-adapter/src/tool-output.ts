@@ -33,30 +33,42 @@ export function connectionToolOutput(result: McpCallResult, limitBytes = MAX_RES
   return { truncated: true, bytes, limitBytes } satisfies TruncatedOutput;
 }
 
-/** The JSON-RPC result for request `id` in an MCP answer: a JSON body or an event stream. */
-export async function rpcResultIn(body: ReadableStream<Uint8Array>, contentType: string, id: string | number): Promise<McpCallResult | undefined> {
-  const text = await new Response(body).text();
-  const messages = contentType.includes('text/event-stream') ? eventData(text) : [text];
-  for (const data of messages) {
-    try {
-      const parsed = JSON.parse(data) as unknown;
-      for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-        const rpc = message as { id?: unknown; result?: McpCallResult };
-        if (rpc.id === id && rpc.result) return rpc.result;
-      }
-    } catch {
-      // Not JSON (a comment, a keep-alive): not the result.
-    }
-  }
-  return undefined;
+/** A JSON-RPC message as far as the bridge reads it. */
+export interface RpcMessage {
+  id?: string | number;
+  method?: string;
+  params?: unknown;
+  result?: McpCallResult;
 }
 
-function eventData(stream: string): string[] {
-  return stream.split(/\r?\n\r?\n/).map((event) =>
-    event
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).replace(/^ /, ''))
-      .join('\n'),
-  );
+/**
+ * Reads every JSON-RPC message of an MCP answer, a JSON body or an event stream (as each event
+ * arrives, so a standing stream is read as it goes), and hands each to `onMessage`.
+ */
+export async function readRpcMessages(body: ReadableStream<Uint8Array>, eventStream: boolean, onMessage: (message: RpcMessage) => void): Promise<void> {
+  const emit = (data: string) => {
+    try {
+      const parsed = JSON.parse(data) as unknown;
+      for (const message of Array.isArray(parsed) ? parsed : [parsed]) if (typeof message === 'object' && message !== null) onMessage(message as RpcMessage);
+    } catch {
+      // Not JSON (a comment, a keep-alive): nothing to read.
+    }
+  };
+  if (!eventStream) return emit(await new Response(body).text());
+  let buffered = '';
+  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+    buffered += chunk;
+    const events = buffered.split(/\r?\n\r?\n/);
+    buffered = events.pop() ?? '';
+    for (const event of events) emit(dataOf(event));
+  }
+  if (buffered.trim()) emit(dataOf(buffered));
+}
+
+function dataOf(event: string): string {
+  return event
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).replace(/^ /, ''))
+    .join('\n');
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { connectionToolOutput, rpcResultIn } from '../src/tool-output.ts';
+import { connectionToolOutput, readRpcMessages } from '../src/tool-output.ts';
 
 describe('connectionToolOutput', () => {
   test('structured content wins, once', () => {
@@ -23,12 +23,19 @@ describe('connectionToolOutput', () => {
   });
 });
 
-describe('rpcResultIn', () => {
+describe('readRpcMessages', () => {
   const body = (text: string) => new Response(text).body!;
-  test('finds the result for its id in an event stream or a JSON body', async () => {
-    const stream = 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\nevent: message\ndata: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n';
-    expect(await rpcResultIn(body(stream), 'text/event-stream', 7)).toEqual({ content: [] });
-    expect(await rpcResultIn(body('{"jsonrpc":"2.0","id":7,"result":{"isError":true}}'), 'application/json', 7)).toEqual({ isError: true });
-    expect(await rpcResultIn(body('{"jsonrpc":"2.0","id":8,"result":{}}'), 'application/json', 7)).toBeUndefined();
+  const read = async (text: string, eventStream: boolean) => {
+    const seen: unknown[] = [];
+    await readRpcMessages(body(text), eventStream, (message) => seen.push(message));
+    return seen;
+  };
+  test('reads every message of an event stream or a JSON body', async () => {
+    const stream = ': keep-alive\n\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}\n\nevent: message\ndata: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}\n\n';
+    expect(await read(stream, true)).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info' } },
+      { jsonrpc: '2.0', id: 7, result: { content: [] } },
+    ]);
+    expect(await read('{"jsonrpc":"2.0","id":7,"result":{"isError":true}}', false)).toEqual([{ jsonrpc: '2.0', id: 7, result: { isError: true } }]);
   });
 });
