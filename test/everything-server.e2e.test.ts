@@ -134,6 +134,16 @@ test('the server’s log notifications reach the bridge log under the connection
   expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', level: expect.any(String), data: expect.stringMatching(/message/) });
 });
 
+test('the status names the task-only tool it does not offer, and why', async () => {
+  const status = (await (await fetch(`${bridge.url}/eve/v1/connections`, { headers: { authorization: `Bearer ${ROUTE.ann}` } })).json()) as {
+    connections: { name: string; state: string; tools: string[]; missing: string[] }[];
+  };
+  const everythingStatus = status.connections.find((c) => c.name === 'everything')!;
+  expect(everythingStatus.state).toBe('ready');
+  expect(everythingStatus.tools).not.toContain('connection__everything__simulate-research-query');
+  expect(everythingStatus.missing).toEqual([expect.stringMatching(/^tool "simulate-research-query" is not offered: it runs only as an MCP task/)]);
+});
+
 describe('results intact', () => {
   test('an image arrives in action.result with its bytes; the model still gets Flue’s text', async () => {
     const { events, result } = await ask(clientOf('ann'), '/tool connection__everything__get-tiny-image {}');

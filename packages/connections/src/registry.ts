@@ -10,7 +10,7 @@ export interface ConnectionStatus {
   state: ConnectionState;
   /** Eve names of the tools the agent gets from this connection. */
   tools: string[];
-  /** One line per thing the connection is missing; empty when ready. */
+  /** One line per thing the connection is missing (a ready one may still name tools it cannot offer). */
   missing: string[];
 }
 
@@ -86,8 +86,14 @@ export class ConnectionRegistry {
       entry.listed = listed;
       const offered = new Set(listed.map((t) => t.name));
       const absent = (entry.definition.tools ?? []).filter((t) => !offered.has(t));
-      entry.state = absent.length > 0 ? 'error' : 'ready';
-      entry.missing = absent.map((t) => `the server does not offer the allowlisted tool "${t}"`);
+      const taskOnly = listed.filter((t) => t.taskOnly).map((t) => t.name);
+      // Flue refuses an allowlist that names a task-only tool: the connection cannot be mounted.
+      const unmountable = absent.length > 0 || (entry.definition.tools ?? []).some((t) => taskOnly.includes(t));
+      entry.state = unmountable ? 'error' : 'ready';
+      entry.missing = [
+        ...absent.map((t) => `the server does not offer the allowlisted tool "${t}"`),
+        ...taskOnly.map((t) => `tool "${t}" is not offered: it runs only as an MCP task (execution.taskSupport "required"), which Flue cannot call`),
+      ];
     } catch (error) {
       if ((error as { code?: unknown }).code === 401) {
         const refusal = refusalOf(entry.definition);
@@ -149,7 +155,8 @@ export class ConnectionRegistry {
     const declared: DeclaredTools[] = [];
     for (const entry of this.#entries.values()) {
       const allowlist = entry.definition.tools;
-      const candidate = { server: entry.definition.name, tools: entry.listed?.map((t) => t.name).filter((t) => !allowlist || allowlist.includes(t)) ?? allowlist ?? [] };
+      const offered = entry.listed?.filter((t) => !t.taskOnly).map((t) => t.name);
+      const candidate = { server: entry.definition.name, tools: offered?.filter((t) => !allowlist || allowlist.includes(t)) ?? allowlist ?? [] };
       delete entry.collision;
       try {
         new ToolNameMap([...declared, candidate]);
