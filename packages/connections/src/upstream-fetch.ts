@@ -15,7 +15,7 @@ export interface JsonRpcCall {
 /** Decides the credential of each upstream request, and what a 401 leads to. */
 export interface UpstreamAuthorizer {
   token(): Promise<string | undefined>;
-  /** Retry once with another token, or hand this answer back to the agent. */
+  /** Retry with another token (`''`: with none), or hand this answer back to the agent. */
   unauthorized(input: { response: Response; call: JsonRpcCall | undefined; sentToken: string | undefined }): Promise<
     { retryWith: string } | { answer: Response }
   >;
@@ -56,11 +56,17 @@ export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch
         clearTimeout(timer);
       }
     };
-    const token = await options.authorizer?.token();
+    let token = await options.authorizer?.token();
     let response = await attempt(token);
-    if (response.status === 401 && options.authorizer) {
+    // At most two rounds: a rejected token (refreshed, or dropped to try without one), then a sign-in.
+    for (let round = 0; response.status === 401 && options.authorizer && round < 2; round++) {
       const decision = await options.authorizer.unauthorized({ response, call: jsonRpcCall(body), sentToken: token });
-      response = 'retryWith' in decision ? await attempt(decision.retryWith) : decision.answer;
+      if ('answer' in decision) {
+        response = decision.answer;
+        break;
+      }
+      token = decision.retryWith || undefined;
+      response = await attempt(token);
     }
     return withoutCookies(response);
   };

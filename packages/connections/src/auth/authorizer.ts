@@ -110,6 +110,9 @@ export function createConnectionAuthorizer(
       if (sentToken) {
         const refreshed = await broker.afterRejection(definition.name, subject(), sentToken);
         if (refreshed && refreshed !== sentToken) return { retryWith: refreshed };
+        // The token is gone for good (no refresh): ask again as a caller without one; only a tool
+        // call that still meets a 401 then leads to a sign-in.
+        if (!refreshed) return { retryWith: '' };
       }
       const said = extractWWWAuthenticateParams(response);
       challenge = {
