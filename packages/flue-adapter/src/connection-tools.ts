@@ -128,10 +128,20 @@ export class ConnectionTools {
     const input = typeof call.arguments === 'object' && call.arguments !== null && !Array.isArray(call.arguments) ? (call.arguments as Record<string, unknown>) : undefined;
     const annotations = tools.find((tool) => tool.name === flueName)?.annotations;
     const decision: ApprovalDecision =
-      policy === 'never' ? 'not-applicable' : policy === 'always' ? 'user-approval' : await policy({ toolName: eveName, input, annotations });
-    const approved = decision === 'user-approval' ? ((await calls?.approve(flueName, eveName, call.arguments)) ?? false) : decision !== 'denied';
+      policy === 'never'
+        ? 'not-applicable'
+        : policy === 'always'
+          ? 'user-approval'
+          : // A policy that fails refuses the call: an unclear answer never runs a gated tool.
+            await Promise.resolve()
+              .then(() => policy({ toolName: eveName, input, annotations }))
+              .catch((error: unknown) => {
+                this.#options.logger.warn({ err: error, connection: definition.name, tool: eveName }, 'the approval policy failed; the call is denied');
+                return 'denied' as const;
+              });
+    const approved = decision === 'user-approval' ? ((await calls?.approve(flueName, eveName, call.arguments)) ?? false) : decision === 'approved' || decision === 'not-applicable';
     if (!approved) {
-      const reason = decision === 'denied' ? `The approval policy of ${definition.name} denied this call.` : 'The person did not approve this call.';
+      const reason = decision === 'user-approval' ? 'The person did not approve this call.' : `The approval policy of ${definition.name} denied this call.`;
       calls?.record(flueName, call.arguments, Promise.resolve({ kind: 'denied', reason }));
       return { run: false, reason };
     }
