@@ -62,6 +62,9 @@ export function createConnectionAuthorizer(
 ): ConnectionAuthorizer {
   const subject = () => subjectKey(scope.turn()?.principalId, scope.sessionId);
   const displayName = displayNameOf(definition);
+  /** Where this connection's requests go: tokens issued for another resource are not sent there. */
+  const audience = definition.auth?.type === 'oauth2' ? (definition.auth.resource ?? definition.url) : definition.url;
+  const heldToken = () => broker.token(definition.name, subject(), audience);
   /** What the server's last 401 said about where to sign in. */
   let challenge: UpstreamChallenge = {};
   const signIn = async (toolName: string | undefined): Promise<SignInOutcome> => {
@@ -94,14 +97,14 @@ export function createConnectionAuthorizer(
     // Declined here (the person moved on, the turn was cancelled): the link must stop working.
     if (outcome.outcome === 'declined') await broker.cancel(attempt.id, outcome);
     if (outcome.outcome !== 'authorized') return outcome;
-    const token = await broker.token(definition.name, subject());
+    const token = await heldToken();
     if (!token) return { outcome: 'failed', reason: 'no token was stored' };
     onAuthorized?.(token);
     return outcome;
   };
   let refusals = 0;
   return {
-    token: () => broker.token(definition.name, subject()),
+    token: heldToken,
     signIn,
     get refusals() {
       return refusals;
@@ -125,7 +128,7 @@ export function createConnectionAuthorizer(
       }
       const outcome = await signIn(call.toolName && flueToolName(definition.name, call.toolName));
       if (outcome.outcome === 'authorized') {
-        const token = await broker.token(definition.name, subject());
+        const token = await heldToken();
         if (token) return { retryWith: token };
       }
       const reason = outcome.outcome === 'authorized' ? 'no token was stored' : `${outcome.outcome}: ${outcome.reason}`;
