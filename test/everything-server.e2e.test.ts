@@ -11,6 +11,7 @@ import { startEverythingServer, type ThirdPartyServer } from './support/third-pa
 // The real MCP reference server, started by the test, behind a proxy that records what reaches it.
 const ROUTE = { ann: 'route-token-of-ann-0123456789', bob: 'route-token-of-bob-0123456789' };
 const upstreamToken = (principal: string) => `upstream-secret-of-${principal}-4711`;
+const STATIC_TOKEN = 'upstream-secret-static-0815';
 const logger = recordingLogger();
 let everything: ThirdPartyServer;
 let proxy: RecordingProxy;
@@ -31,6 +32,7 @@ beforeAll(async () => {
       connections: [
         defineFlueConnection({ name: 'everything', url, auth: { type: 'bearer', token }, headers: { 'X-Caller-Session': ({ sessionId }) => sessionId ?? 'discovery' } }),
         defineFlueConnection({ name: 'members', url, requiresPrincipal: true, tools: ['echo'] }),
+        defineFlueConnection({ name: 'fixed', url, tools: ['echo'], auth: { type: 'bearer', token: STATIC_TOKEN } }),
         defineFlueConnection({
           name: 'gated',
           url,
@@ -100,6 +102,20 @@ describe('server-everything over Streamable HTTP', () => {
     const info = await (await fetch(`${bridge.url}/eve/v1/info`, { headers: { authorization: `Bearer ${ROUTE.ann}` } })).text();
     for (const [place, text] of Object.entries({ journal, status, info, logs: logger.text() })) {
       expect([place, text.includes('upstream-secret-of')]).toEqual([place, false]);
+    }
+  });
+
+  test('a static bearer token reaches the server on every request, and nowhere else', async () => {
+    const before = proxy.requests.length;
+    const { session, result, events } = await ask(clientOf('bob'), '/tool connection__fixed__echo {"message":"fixed key"}');
+    expect(result.message).toBe('Tool connection__fixed__echo returned: Echo: fixed key');
+    const mcpSession = proxy.requests.find((r) => r.body.includes('fixed key'))!.headers['mcp-session-id'];
+    const mine = proxy.requests.slice(before).filter((r) => r.headers['mcp-session-id'] === mcpSession);
+    expect(mine.length).toBeGreaterThan(1);
+    expect(new Set(mine.map((r) => r.headers.authorization))).toEqual(new Set([`Bearer ${STATIC_TOKEN}`]));
+    const journal = await (await fetch(`${bridge.url}/eve/v1/session/${session.state.sessionId}/stream?follow=false`, { headers: { authorization: `Bearer ${ROUTE.bob}` } })).text();
+    for (const [place, text] of Object.entries({ journal, events: JSON.stringify(events), logs: logger.text() })) {
+      expect([place, text.includes(STATIC_TOKEN)]).toEqual([place, false]);
     }
   });
 
