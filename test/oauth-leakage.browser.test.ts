@@ -26,7 +26,7 @@ beforeAll(async () => {
     return {
       auth: bearerTokens({ [ROUTE_TOKEN]: 'alice' }),
       connections: [
-        defineFlueConnection({ name: 'demo', url: `${proxy.url}${upstream.pathname}`, displayName: 'Demo', auth: { type: 'oauth2', scopes: ['mcp:tools'] } }),
+        defineFlueConnection({ name: 'demo', url: `${proxy.url}${upstream.pathname}`, displayName: 'Demo', auth: { type: 'oauth2', scopes: ['mcp:tools'], resource: demo.mcpUrl } }),
       ],
     };
   }, logger);

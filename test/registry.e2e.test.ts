@@ -51,8 +51,26 @@ test('a server that lists its tools only to signed-in callers needs a sign-in, a
   expect(await registry.refresh()).toEqual([
     { name: 'locked', state: 'needs_sign_in', tools: [], missing: ['sign in: the server lists its tools only to signed-in callers'] },
   ]);
-  expect(registry.names.toEve('mcp__locked__echo')).toBe('mcp__locked__echo');
+  // Eve names even before the relist: a Flue name never reaches a client.
+  expect(registry.names.toEve('mcp__locked__echo')).toBe('connection__locked__echo');
   await registry.relist('locked', flueMountFor(definition, { authorizer: fixedTokenAuthorizer('letmein') }).fetch);
   expect(registry.status()).toEqual([{ name: 'locked', state: 'ready', tools: ['connection__locked__echo'], missing: [] }]);
   expect(registry.names.toEve('mcp__locked__echo')).toBe('connection__locked__echo');
+});
+
+test('status lines tell a needed sign-in from a refused or a missing credential', async () => {
+  const url = `${server.url}/locked/mcp/echo`;
+  const definitions = [
+    defineFlueConnection({ name: 'bare', url }),
+    defineFlueConnection({ name: 'wrongkey', url, auth: { type: 'bearer', token: 'not-the-key' } }),
+    defineFlueConnection({ name: 'rightkey', url, auth: { type: 'bearer', token: () => 'letmein' } }),
+  ];
+  const registry = new ConnectionRegistry(definitions, (d) => flueMountFor(d).fetch);
+  const statuses = await registry.refresh();
+  expect(statuses.map(({ name, state, missing }) => ({ name, state, missing }))).toEqual([
+    { name: 'bare', state: 'error', missing: ['the server wants a credential and the definition has none: add `auth` (bearer or oauth2) or `headers`'] },
+    { name: 'wrongkey', state: 'error', missing: ['the server refused the connection’s credential (HTTP 401): check `auth` or `headers`'] },
+    { name: 'rightkey', state: 'ready', missing: [] },
+  ]);
+  expect(JSON.stringify(statuses)).not.toContain('letmein');
 });

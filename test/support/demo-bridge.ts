@@ -1,6 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { silentLogger, type Logger } from '@eve-flue/compat-server';
 import { startBridge, type BridgeConfig, type RunningBridge } from '@eve-flue/bridge';
 import { startDemoStack, type DemoStack, type DemoStackOptions } from '@eve-flue/demo';
@@ -27,7 +29,26 @@ export async function startDemoBridge(
     async close() {
       await bridge.close();
       await demo.close();
-      await rm(dataDir, { recursive: true, force: true });
+      try {
+        assertEveNamesOnly(join(dataDir, 'journal.db'));
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
+}
+
+/**
+ * Eve names, always: no event a demo bridge journaled carries a Flue `mcp__` tool name. Checked
+ * over every event of every test that runs a demo bridge, when it closes.
+ */
+function assertEveNamesOnly(journalFile: string): void {
+  if (!existsSync(journalFile)) return;
+  const db = new DatabaseSync(journalFile, { readOnly: true });
+  try {
+    const leaks = db.prepare("SELECT session_id, type, line FROM events WHERE instr(line, 'mcp__') > 0 LIMIT 3").all();
+    if (leaks.length > 0) throw new Error(`events carry Flue tool names: ${JSON.stringify(leaks)}`);
+  } finally {
+    db.close();
+  }
 }

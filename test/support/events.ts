@@ -16,3 +16,8 @@ export async function readUntil<T>(items: AsyncIterable<T>, done: (item: T) => b
 }
 
 export const typesOf = (events: readonly { type: string }[]): string[] => events.map((e) => e.type);
+
+/** Eve names, always: no event a client can read carries a Flue `mcp__` tool name. */
+export function flueNamesIn(events: readonly unknown[]): string[] {
+  return [...new Set(JSON.stringify(events).match(/mcp__[A-Za-z0-9_-]*/g) ?? [])];
+}

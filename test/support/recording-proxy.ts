@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import { listen, type Listening } from './listen.ts';
 
 export interface RecordingProxy extends Listening {
@@ -22,7 +23,9 @@ export async function startRecordingProxy(upstream: string): Promise<RecordingPr
       ...(body.length > 0 ? { body } : {}),
     });
     response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-encoding' && name !== 'content-length')));
-    response.end(Buffer.from(await answer.arrayBuffer()));
+    // Streamed, so that a standing event stream stays one.
+    if (!answer.body) return void response.end();
+    Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream).on('error', () => response.destroy()).pipe(response);
   });
   return { ...listening, requests };
 }

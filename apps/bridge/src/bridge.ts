@@ -35,6 +35,7 @@ import {
   type FlueConnectionDefinition,
   type Sealer,
   type ConnectionStatus,
+  type SessionScope,
   type SignInBackend,
 } from '@eve-flue/connections';
 import { EVE_BASE_PATH } from '@eve-flue/eve-protocol';
@@ -259,15 +260,21 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     connections,
     mountConnection: (name, session) => {
       const definition = connections.definition(name);
-      if (!broker.handles(name)) return ops.metrics.timedMount(flueMountFor(definition));
-      // A server that hid its tools until someone signed in shows them now: learn their names.
+      const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });
+      // A call waiting for a person (an approval) must not time out inside Flue meanwhile.
+      const parkedForMs = broker.flowTtlMs;
+      if (!broker.handles(name)) return { mount: ops.metrics.timedMount(flueMountFor(definition, { context, ...(definition.approval ? { parkedForMs } : {}) })) };
+      // A server that hid its tools until someone signed in shows them now: learn their names for the status.
       const learnTools = (token: string) =>
-        void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token) }).fetch).catch((error: unknown) => {
+        void connections.relist(name, flueMountFor(definition, { authorizer: fixedTokenAuthorizer(token), context }).fetch).catch((error: unknown) => {
           logger.warn({ err: error, connection: name }, 'could not list tools after a sign-in');
         });
-      return ops.metrics.timedMount(
-        flueMountFor(definition, { authorizer: createConnectionAuthorizer(definition, broker, session, learnTools), parkedForMs: broker.flowTtlMs }),
-      );
+      const signInFailed = (reason: string) => {
+        connections.markSignInFailed(name, reason);
+        logger.warn({ connection: name, reason }, 'sign-in could not start');
+      };
+      const authorizer = createConnectionAuthorizer(definition, broker, session, learnTools, signInFailed);
+      return { mount: ops.metrics.timedMount(flueMountFor(definition, { authorizer, parkedForMs, context })), authorizer };
     },
     logger,
     ...(config.providers ? { providers: config.providers } : {}),
@@ -323,10 +330,17 @@ function signInBackend(
       return { backend: new VercelConnectBackend(definition, { onUnavailable }) };
     }
     const reason = 'Vercel Connect is not configured: no Vercel OIDC token (set VERCEL_OIDC_TOKEN, e.g. with `vercel env pull`)';
-    logger.warn({ connection: definition.name, fallback: definition.auth ? 'oauth2' : 'none' }, reason);
-    if (!definition.auth) return { missing: reason };
+    const oauth = definition.auth?.type === 'oauth2';
+    logger.warn({ connection: definition.name, fallback: oauth ? 'oauth2' : 'none' }, reason);
+    if (!oauth) return { missing: reason };
   }
-  return definition.auth ? { backend: new OAuth2Backend(definition, store) } : {};
+  return definition.auth?.type === 'oauth2' ? { backend: new OAuth2Backend(definition, store) } : {};
+}
+
+/** The principal of the session's running turn, for credential resolvers. */
+function principalOf(session: SessionScope): { principal?: string } {
+  const principal = session.turn()?.principalId;
+  return principal === undefined ? {} : { principal };
 }
 
 /** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */

@@ -1,5 +1,3 @@
-import { CREDENTIAL_HEADERS } from './upstream-fetch.ts';
-
 /**
  * What a Flue agent author declares about a connection. `defineFlueConnection` validates and
  * freezes it, so a mistake fails when the module loads, with a message naming the field.
@@ -20,6 +18,50 @@ export interface OAuth2Settings {
   resource?: string;
 }
 
+/**
+ * Who a credential is resolved for: the turn's caller and session. During discovery (the
+ * bridge listing a server's tools at startup) neither is known.
+ */
+export interface CredentialContext {
+  principal?: string;
+  sessionId?: string;
+}
+
+/** A credential, fixed or resolved per request for the caller. Resolved values never leave the upstream request. */
+export type CredentialValue = string | ((ctx: CredentialContext) => string | Promise<string>);
+
+/** A fixed or per-caller token, sent as `Authorization: Bearer <token>`. */
+export interface BearerSettings {
+  type: 'bearer';
+  token: CredentialValue;
+}
+
+export type ConnectionAuth = OAuth2Settings | BearerSettings;
+
+/** What the server declares about a tool (MCP tool annotations); untrusted unless the server is. */
+export interface ConnectionToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** One call of a connection tool, as an approval policy sees it. */
+export interface ApprovalCall {
+  /** The Eve name: `connection__<server>__<tool>`. */
+  toolName: string;
+  /** The input the model produced; undefined when it is not an object. */
+  input: Record<string, unknown> | undefined;
+  /** What the server declared for the tool; undefined when it declared nothing. */
+  annotations: Readonly<ConnectionToolAnnotations> | undefined;
+}
+
+/** `user-approval` asks a person; `not-applicable` and `approved` run the call; `denied` refuses it. */
+export type ApprovalDecision = 'user-approval' | 'not-applicable' | 'approved' | 'denied';
+
+export type ApprovalPolicy = 'never' | 'always' | ((call: ApprovalCall) => ApprovalDecision | Promise<ApprovalDecision>);
+
 export interface FlueConnectionDefinition {
   /** The connection's name: Flue's `mcp__<name>__` namespace and Eve's `connection__<name>__`. */
   name: string;
@@ -30,19 +72,25 @@ export interface FlueConnectionDefinition {
   displayName?: string;
   /** Allowlist of the server's own tool names. */
   tools?: readonly string[];
-  /** Static headers sent upstream on every request (never an Authorization header). */
-  headers?: Readonly<Record<string, string>>;
-  auth?: OAuth2Settings;
+  /** Headers sent upstream on every request; a function value is resolved per request for the caller. */
+  headers?: Readonly<Record<string, CredentialValue>>;
+  auth?: ConnectionAuth;
+  /** Hide this connection's tools from turns without an authenticated caller. */
+  requiresPrincipal?: boolean;
+  /** Which calls of this connection's tools wait for a person's approval. Default `never`. */
+  approval?: ApprovalPolicy;
   /** Longest wait for one upstream MCP request. Default 30 s. */
   timeoutMs?: number;
   /** Vercel Connect connector UID, set by `defineFlueConnectionWithConnect`. */
   connector?: string;
 }
 
-const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector']);
+const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval']);
 const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource']);
+const BEARER_KEYS = new Set(['type', 'token']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-const FORBIDDEN_HEADERS = new Set(CREDENTIAL_HEADERS);
+/** RFC 9110 field name. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export class ConnectionDefinitionError extends Error {
   override name = 'ConnectionDefinitionError';
@@ -66,21 +114,27 @@ export function defineFlueConnection(definition: FlueConnectionDefinition): Read
     if (new Set(definition.tools).size !== definition.tools.length) fail('tools', 'lists a tool twice');
   }
   if (definition.headers !== undefined) {
-    if (typeof definition.headers !== 'object' || definition.headers === null) fail('headers', 'must be an object of strings');
+    if (typeof definition.headers !== 'object' || definition.headers === null) fail('headers', 'must be an object of strings or functions');
     for (const [header, value] of Object.entries(definition.headers)) {
-      if (typeof value !== 'string') fail(`headers.${header}`, 'must be a string');
-      if (FORBIDDEN_HEADERS.has(header.toLowerCase())) fail(`headers.${header}`, 'may not carry credentials: use `auth`');
+      if (!HEADER_NAME.test(header)) fail(`headers.${header}`, 'is not a valid header name');
+      if (typeof value !== 'function' && typeof value !== 'string') fail(`headers.${header}`, 'must be a string or a function `(ctx) => string`');
+      if (header.toLowerCase() === 'authorization' && definition.auth !== undefined) fail(`headers.${header}`, 'and `auth` both set Authorization: keep one');
     }
+  }
+  if (definition.requiresPrincipal !== undefined && typeof definition.requiresPrincipal !== 'boolean') fail('requiresPrincipal', 'must be true or false');
+  const approval: unknown = definition.approval;
+  if (approval !== undefined && approval !== 'never' && approval !== 'always' && typeof approval !== 'function') {
+    fail('approval', 'must be "never", "always" or a function `(call) => decision`');
   }
   if (definition.timeoutMs !== undefined && !(Number.isInteger(definition.timeoutMs) && definition.timeoutMs > 0)) {
     fail('timeoutMs', 'must be a positive whole number of milliseconds');
   }
-  if (definition.auth !== undefined) checkOAuth(definition.auth, fail);
+  if (definition.auth !== undefined) checkAuth(definition.auth, fail);
   return Object.freeze({
     ...definition,
     ...(definition.tools ? { tools: Object.freeze([...definition.tools]) } : {}),
     ...(definition.headers ? { headers: Object.freeze({ ...definition.headers }) } : {}),
-    ...(definition.auth ? { auth: Object.freeze({ ...definition.auth, ...(definition.auth.scopes ? { scopes: Object.freeze([...definition.auth.scopes]) } : {}) }) } : {}),
+    ...(definition.auth ? { auth: Object.freeze(definition.auth.type === 'oauth2' && definition.auth.scopes ? { ...definition.auth, scopes: Object.freeze([...definition.auth.scopes]) } : { ...definition.auth }) } : {}),
   });
 }
 
@@ -102,10 +156,11 @@ export function defineFlueConnectionWithConnect(
   return defineFlueConnection(definition) as Readonly<FlueConnectionDefinition & { connector: string }>;
 }
 
-function checkOAuth(auth: OAuth2Settings, fail: (field: string, problem: string) => never): void {
+function checkAuth(auth: ConnectionAuth, fail: (field: string, problem: string) => never): void {
   if (typeof auth !== 'object' || auth === null) fail('auth', 'must be an object');
+  if (auth.type === 'bearer') return checkBearer(auth, fail);
+  if (auth.type !== 'oauth2') fail('auth.type', 'must be "oauth2" or "bearer"');
   for (const key of Object.keys(auth)) if (!OAUTH_KEYS.has(key)) fail(`auth.${key}`, 'is not an OAuth setting');
-  if (auth.type !== 'oauth2') fail('auth.type', 'must be "oauth2"');
   for (const field of ['clientId', 'clientSecret'] as const) {
     if (auth[field] !== undefined && (typeof auth[field] !== 'string' || auth[field] === '')) fail(`auth.${field}`, 'must be a non-empty string');
   }
@@ -118,6 +173,17 @@ function checkOAuth(auth: OAuth2Settings, fail: (field: string, problem: string)
   }
   if ((auth.authorizationUrl === undefined) !== (auth.tokenUrl === undefined)) fail('auth.authorizationUrl', 'and `auth.tokenUrl` go together');
   if (auth.authorizationUrl !== undefined && auth.clientId === undefined) fail('auth.clientId', 'is required with explicit endpoints');
+}
+
+function checkBearer(auth: BearerSettings, fail: (field: string, problem: string) => never): void {
+  for (const key of Object.keys(auth)) if (!BEARER_KEYS.has(key)) fail(`auth.${key}`, 'is not a bearer setting');
+  const token: unknown = auth.token;
+  if (typeof token !== 'function' && (typeof token !== 'string' || token === '')) fail('auth.token', 'must be a non-empty string or a function `(ctx) => string`');
+}
+
+/** Whether people sign in to this connection through the bridge (OAuth, or a Vercel Connect connector). */
+export function hasSignIn(definition: Pick<FlueConnectionDefinition, 'auth' | 'connector'>): boolean {
+  return definition.auth?.type === 'oauth2' || definition.connector !== undefined;
 }
 
 function checkUrl(value: unknown, field: string, fail: (field: string, problem: string) => never): void {

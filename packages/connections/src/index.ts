@@ -1,5 +1,6 @@
 export * from './naming.ts';
 export * from './definition.ts';
+export * from './credentials.ts';
 export * from './upstream-fetch.ts';
 export * from './listing.ts';
 export * from './registry.ts';

@@ -5,6 +5,8 @@ export interface ListedTool {
   name: string;
   description: string;
   inputSchema: unknown;
+  /** The tool runs only as an MCP task (`execution.taskSupport: 'required'`), which Flue cannot call. */
+  taskOnly: boolean;
 }
 
 /** Lists a server's tools with the MCP SDK, through the given fetch, following pagination. */
@@ -17,7 +19,10 @@ export async function listServerTools(url: string, upstreamFetch: typeof fetch):
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : {});
-      for (const tool of page.tools) tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema });
+      for (const tool of page.tools) {
+        const taskOnly = (tool as { execution?: { taskSupport?: string } }).execution?.taskSupport === 'required';
+        tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema, taskOnly });
+      }
       cursor = page.nextCursor;
     } while (cursor);
     return tools;

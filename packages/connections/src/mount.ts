@@ -1,4 +1,5 @@
-import type { FlueConnectionDefinition } from './definition.ts';
+import { credentialHeaders } from './credentials.ts';
+import type { CredentialContext, FlueConnectionDefinition } from './definition.ts';
 import { createUpstreamFetch, type UpstreamAuthorizer } from './upstream-fetch.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
@@ -21,6 +22,8 @@ export interface MountOptions {
    * signs in must not time out inside Flue (its MCP client ignores progress notifications).
    */
   parkedForMs?: number;
+  /** Whom the connection's credentials are resolved for, per request. Default: nobody (discovery). */
+  context?: () => CredentialContext;
 }
 
 /**
@@ -37,7 +40,7 @@ export function flueMountFor(definition: Readonly<FlueConnectionDefinition>, opt
     timeoutMs: upstreamTimeoutMs + (options.parkedForMs ?? 0),
     fetch: createUpstreamFetch({
       timeoutMs: upstreamTimeoutMs,
-      ...(definition.headers ? { headers: definition.headers } : {}),
+      headers: () => credentialHeaders(definition, options.context?.() ?? {}),
       ...(options.authorizer ? { authorizer: options.authorizer } : {}),
     }),
     ...(definition.tools ? { tools: [...definition.tools] } : {}),

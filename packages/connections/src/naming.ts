@@ -21,6 +21,14 @@ export function eveToolName(server: string, tool: string): string {
   return `${EVE_PREFIX}${sanitizeToolNamePart(server)}__${sanitizeToolNamePart(tool)}`;
 }
 
+/**
+ * The one tool standing for a connection whose server shows its tools only after a sign-in
+ * (as Eve shows such a connection as one entry named after it): `connection__<server>`.
+ */
+export function standInToolName(server: string): string {
+  return `${EVE_PREFIX}${sanitizeToolNamePart(server)}`;
+}
+
 export interface DeclaredTools {
   /** The connection (MCP server) name as declared. */
   server: string;
@@ -64,9 +72,16 @@ export class ToolNameMap {
     }
   }
 
-  /** The Eve name of a Flue tool name; names that are not connection tools keep their name. */
+  /**
+   * The Eve name of a Flue tool name; names that are not connection tools keep their name. An
+   * `mcp__` name not (yet) in the map, e.g. a tool a server showed only to a signed-in caller,
+   * swaps its prefix: both names are built from the same sanitized parts, so the swap is exact
+   * and no `mcp__` name ever reaches an Eve client.
+   */
   toEve(flueName: string): string {
-    return this.#byFlue.get(flueName)?.eveName ?? flueName;
+    const known = this.#byFlue.get(flueName)?.eveName;
+    if (known) return known;
+    return flueName.startsWith(FLUE_PREFIX) ? `${EVE_PREFIX}${flueName.slice(FLUE_PREFIX.length)}` : flueName;
   }
 
   /** The Flue name of an Eve tool name; names that are not connection tools keep their name. */

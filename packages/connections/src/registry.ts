@@ -1,4 +1,5 @@
-import type { FlueConnectionDefinition } from './definition.ts';
+import { CredentialError, hasStaticCredential } from './credentials.ts';
+import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
 import { listServerTools, type ListedTool } from './listing.ts';
 import { ToolNameCollisionError, ToolNameMap, type DeclaredTools } from './naming.ts';
 
@@ -9,7 +10,7 @@ export interface ConnectionStatus {
   state: ConnectionState;
   /** Eve names of the tools the agent gets from this connection. */
   tools: string[];
-  /** One line per thing the connection is missing; empty when ready. */
+  /** One line per thing the connection is missing (a ready one may still name tools it cannot offer). */
   missing: string[];
 }
 
@@ -85,12 +86,24 @@ export class ConnectionRegistry {
       entry.listed = listed;
       const offered = new Set(listed.map((t) => t.name));
       const absent = (entry.definition.tools ?? []).filter((t) => !offered.has(t));
-      entry.state = absent.length > 0 ? 'error' : 'ready';
-      entry.missing = absent.map((t) => `the server does not offer the allowlisted tool "${t}"`);
+      const taskOnly = listed.filter((t) => t.taskOnly).map((t) => t.name);
+      // Flue refuses an allowlist that names a task-only tool: the connection cannot be mounted.
+      const unmountable = absent.length > 0 || (entry.definition.tools ?? []).some((t) => taskOnly.includes(t));
+      entry.state = unmountable ? 'error' : 'ready';
+      entry.missing = [
+        ...absent.map((t) => `the server does not offer the allowlisted tool "${t}"`),
+        ...taskOnly.map((t) => `tool "${t}" is not offered: it runs only as an MCP task (execution.taskSupport "required"), which Flue cannot call`),
+      ];
     } catch (error) {
       if ((error as { code?: unknown }).code === 401) {
-        entry.state = 'needs_sign_in';
-        entry.missing = ['sign in: the server lists its tools only to signed-in callers'];
+        const refusal = refusalOf(entry.definition);
+        entry.state = refusal.state;
+        entry.missing = [refusal.missing];
+        return;
+      }
+      if (error instanceof CredentialError) {
+        entry.state = 'error';
+        entry.missing = [`${error.message.replace(/^\[eve-flue\] /, '')}: its tools are listed at the first turn that has one`];
         return;
       }
       this.markUnavailable(entry.definition.name, describe(error));
@@ -103,6 +116,14 @@ export class ConnectionRegistry {
     if (!entry) return;
     entry.state = 'error';
     entry.missing = [`the server is unavailable: ${reason}`];
+  }
+
+  /** Records that a sign-in could not even start (e.g. the server's metadata names another resource). */
+  markSignInFailed(name: string, reason: string): void {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    entry.state = 'error';
+    entry.missing = [`sign-in refused: ${reason}`];
   }
 
   /** Records setup a connection lacks before anyone can sign in to it; it stays until restart. */
@@ -134,7 +155,8 @@ export class ConnectionRegistry {
     const declared: DeclaredTools[] = [];
     for (const entry of this.#entries.values()) {
       const allowlist = entry.definition.tools;
-      const candidate = { server: entry.definition.name, tools: entry.listed?.map((t) => t.name).filter((t) => !allowlist || allowlist.includes(t)) ?? allowlist ?? [] };
+      const offered = entry.listed?.filter((t) => !t.taskOnly).map((t) => t.name);
+      const candidate = { server: entry.definition.name, tools: offered?.filter((t) => !allowlist || allowlist.includes(t)) ?? allowlist ?? [] };
       delete entry.collision;
       try {
         new ToolNameMap([...declared, candidate]);
@@ -146,6 +168,13 @@ export class ConnectionRegistry {
     }
     this.#names = new ToolNameMap(declared);
   }
+}
+
+/** What a 401 at listing means: a sign-in to do, a credential the server refused, or none in the definition. */
+function refusalOf(definition: Readonly<FlueConnectionDefinition>): { state: ConnectionState; missing: string } {
+  if (hasSignIn(definition)) return { state: 'needs_sign_in', missing: 'sign in: the server lists its tools only to signed-in callers' };
+  if (hasStaticCredential(definition)) return { state: 'error', missing: 'the server refused the connection’s credential (HTTP 401): check `auth` or `headers`' };
+  return { state: 'error', missing: 'the server wants a credential and the definition has none: add `auth` (bearer or oauth2) or `headers`' };
 }
 
 function describe(error: unknown): string {

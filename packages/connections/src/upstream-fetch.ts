@@ -15,15 +15,15 @@ export interface JsonRpcCall {
 /** Decides the credential of each upstream request, and what a 401 leads to. */
 export interface UpstreamAuthorizer {
   token(): Promise<string | undefined>;
-  /** Retry once with another token, or hand this answer back to the agent. */
+  /** Retry with another token (`''`: with none), or hand this answer back to the agent. */
   unauthorized(input: { response: Response; call: JsonRpcCall | undefined; sentToken: string | undefined }): Promise<
     { retryWith: string } | { answer: Response }
   >;
 }
 
 export interface UpstreamFetchOptions {
-  /** Static headers of the connection. */
-  headers?: Readonly<Record<string, string>>;
+  /** The connection's own headers (credentials included) for this request, resolved per request. */
+  headers?: () => Promise<Readonly<Record<string, string>>>;
   /** Longest wait for one upstream request. */
   timeoutMs: number;
   authorizer?: UpstreamAuthorizer;
@@ -32,8 +32,8 @@ export interface UpstreamFetchOptions {
 
 /**
  * A `fetch` for the agent's MCP traffic to one connection: drops any credential the agent side
- * sent, adds the connection's own headers and held token, bounds each upstream request by its
- * own timeout (a sign-in in between is not counted), and strips cookies from the answer.
+ * sent, adds the connection's own headers and held token, bounds the wait for each upstream
+ * answer by its own timeout (a sign-in in between is not counted), and strips cookies from the answer.
  */
 export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch {
   const send = options.fetch ?? fetch;
@@ -43,16 +43,30 @@ export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch
     const attempt = async (token: string | undefined): Promise<Response> => {
       const headers = new Headers(request.headers);
       for (const name of CREDENTIAL_HEADERS) headers.delete(name);
-      for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+      for (const [name, value] of Object.entries((await options.headers?.()) ?? {})) headers.set(name, value);
       if (token) headers.set('authorization', `Bearer ${token}`);
-      const signal = AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)]);
-      return send(request.url, { method: request.method, headers, signal, redirect: 'manual', ...(body ? { body } : {}) });
+      // The timeout bounds the wait for the answer's headers, not its body: the standing GET
+      // stream (server-to-client messages) stays open for as long as the session lives.
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(new DOMException('The upstream request timed out.', 'TimeoutError')), options.timeoutMs);
+      try {
+        const signal = AbortSignal.any([request.signal, timeout.signal]);
+        return await send(request.url, { method: request.method, headers, signal, redirect: 'manual', ...(body ? { body } : {}) });
+      } finally {
+        clearTimeout(timer);
+      }
     };
-    const token = await options.authorizer?.token();
+    let token = await options.authorizer?.token();
     let response = await attempt(token);
-    if (response.status === 401 && options.authorizer) {
+    // At most two rounds: a rejected token (refreshed, or dropped to try without one), then a sign-in.
+    for (let round = 0; response.status === 401 && options.authorizer && round < 2; round++) {
       const decision = await options.authorizer.unauthorized({ response, call: jsonRpcCall(body), sentToken: token });
-      response = 'retryWith' in decision ? await attempt(decision.retryWith) : decision.answer;
+      if ('answer' in decision) {
+        response = decision.answer;
+        break;
+      }
+      token = decision.retryWith || undefined;
+      response = await attempt(token);
     }
     return withoutCookies(response);
   };

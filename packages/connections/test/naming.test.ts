@@ -35,4 +35,10 @@ describe('tool naming', () => {
   test('an agent tool that takes a connection tool’s name is a collision', () => {
     expect(() => new ToolNameMap([{ server: 'demo', tools: ['echo'] }], ['connection__demo__echo'])).toThrow(ToolNameCollisionError);
   });
+
+  test('an mcp__ name the map has not seen still reaches Eve under its Eve name', () => {
+    const map = new ToolNameMap([{ server: 'demo', tools: ['echo'] }]);
+    expect(map.toEve('mcp__later__get-sum')).toBe(eveToolName('later', 'get-sum'));
+    expect(map.toEve('task')).toBe('task');
+  });
 });

@@ -12,7 +12,7 @@ test('the upstream fetch drops caller credentials and cookies both ways, and ret
   const send = createUpstreamFetch({
     fetch: upstream,
     timeoutMs: 1_000,
-    headers: { 'x-team': 'blue' },
+    headers: async () => ({ 'x-team': 'blue' }),
     authorizer: {
       token: async () => 'stale',
       unauthorized: async ({ sentToken, call }) => {
@@ -35,4 +35,27 @@ test('the upstream fetch drops caller credentials and cookies both ways, and ret
     expect(headers.get('proxy-authorization')).toBeNull();
     expect(headers.get('x-team')).toBe('blue');
   }
+});
+
+test('the timeout bounds the wait for an answer’s headers, never a body that streams on (the standing GET stream)', async () => {
+  const streaming: typeof fetch = async (_input, init) => {
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      // The upstream sends one event now and more after the timeout has long passed.
+      async pull(controller) {
+        if (step++ === 3) return controller.close();
+        if (step > 1) await new Promise((resolve) => setTimeout(resolve, 60));
+        if (init?.signal?.aborted) return controller.error(init.signal.reason);
+        controller.enqueue(new TextEncoder().encode(`data: ${step}\n\n`));
+      },
+    });
+    return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+  };
+  const send = createUpstreamFetch({ fetch: streaming, timeoutMs: 20 });
+  const response = await send('https://mcp.example/mcp', { method: 'GET' });
+  expect(await response.text()).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\n');
+
+  const silent: typeof fetch = (_input, init) =>
+    new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true }));
+  await expect(createUpstreamFetch({ fetch: silent, timeoutMs: 20 })('https://mcp.example/mcp', { method: 'POST', body: '{}' })).rejects.toThrow('The upstream request timed out.');
 });

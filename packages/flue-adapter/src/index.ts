@@ -4,3 +4,4 @@ export { createScriptedModel, SCRIPTED_MODEL } from './scripted-model.ts';
 export { TurnError } from './turn-translator.ts';
 export { leasedConversations } from './leased-conversations.ts';
 export type { GenerationStore } from './instance-directory.ts';
+export type { BridgedConnection } from './connection-tools.ts';

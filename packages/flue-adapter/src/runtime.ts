@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { init, observe, useMcpConnection, type AgentFunction, type AgentProps, type FlueObservation, type McpConnectionDefinition } from '@flue/runtime';
+import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { sqlite, start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
-import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
+import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
+import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
 import { leasedConversations } from './leased-conversations.ts';
@@ -22,8 +24,8 @@ export interface FlueRuntimeOptions {
   /** Shown by `/eve/v1/info` until the first model call reveals the model in use. */
   modelId: string;
   connections: ConnectionRegistry;
-  /** The Flue definition of a connection for one session's instance. */
-  mountConnection: (name: string, session: SessionScope) => McpConnectionDefinition;
+  /** A connection as mounted for one session's instance. */
+  mountConnection: (name: string, session: SessionScope) => BridgedConnection;
   /** Where Flue keeps conversations (`flue.db`, unless `db` says otherwise) and the instance directory; in memory when absent. */
   dataDir?: string;
   /** Flue's persistence adapter; default: SQLite in `dataDir`, else in memory. */
@@ -67,12 +69,25 @@ export class FlueRuntime implements AgentRuntime {
   #seenTools: string[] | undefined;
   /** Abort requests still being recorded by Flue: stopping waits for them. */
   readonly #aborting = new Set<Promise<void>>();
+  readonly #connectionTools: ConnectionTools;
+  /** The connection tools each instance's next render mounts, prepared before each dispatch. */
+  readonly #prepared = new Map<string, ToolDefinition[]>();
 
   private constructor(options: FlueRuntimeOptions) {
     this.#options = options;
     this.#modelId = options.modelId;
     this.#instances = new InstanceDirectory(options.generations ?? new SqliteGenerations(options.dataDir && join(options.dataDir, 'flue-instances.db')));
     this.#agent = this.#bridged(options.agent);
+    this.#connectionTools = new ConnectionTools({
+      connections: options.connections,
+      mount: options.mountConnection,
+      logger: options.logger,
+      onSignedIn: (instanceId, connection) => this.#running.get(instanceId)?.signedIn(connection),
+      callsOf: (instanceId) => {
+        const run = this.#running.get(instanceId);
+        return run && toolCallsOf(run);
+      },
+    });
   }
 
   static async start(options: FlueRuntimeOptions): Promise<FlueRuntime> {
@@ -108,7 +123,7 @@ export class FlueRuntime implements AgentRuntime {
         name: d.name,
         url: d.url,
         description: d.description ?? `MCP server ${d.name}`,
-        hasAuthorization: d.auth !== undefined || d.connector !== undefined,
+        hasAuthorization: hasSignIn(d),
       })),
     };
   }
@@ -132,13 +147,16 @@ export class FlueRuntime implements AgentRuntime {
     this.#running.set(instanceId, run);
     const abort = () => void this.#abort(instanceId);
     turn.signal.addEventListener('abort', abort, { once: true });
+    const scope: SessionScope = { sessionId: turn.sessionId, turn: () => this.#parkingTurn(turn.sessionId) };
     try {
       const settlements: Promise<Settlement>[] = [];
-      const deliver = async (m: UserMessage) => {
-        const { submissionId } = await handle.dispatch({ message: toDeliveredMessage(m), idempotencyKey: m.deliveryId });
+      const dispatch = async (delivered: DeliveredMessage, idempotencyKey: string) => {
+        this.#prepared.set(instanceId, await this.#connectionTools.prepare(instanceId, scope, turn.principal?.id));
+        const { submissionId } = await handle.dispatch({ message: delivered, idempotencyKey });
         this.#owners.set(submissionId, run);
         settlements.push(run.claim(submissionId).finally(() => this.#owners.delete(submissionId)));
       };
+      const deliver = (m: UserMessage) => dispatch(toDeliveredMessage(m), m.deliveryId);
       await deliver(message);
       // Steering messages are dispatched to the busy instance: Flue joins them to the live
       // response at its next turn boundary, exactly Eve's steer-at-a-boundary behaviour.
@@ -151,6 +169,9 @@ export class FlueRuntime implements AgentRuntime {
           continue;
         }
         await settledAll;
+        // A sign-in from a stand-in tool: the same turn goes on, with the connection's real tools.
+        const signedIn = turn.signal.aborted ? [] : run.takeSignedIn();
+        if (signedIn.length > 0) await dispatch(continuationAfter(signedIn.map((name) => this.#options.connections.definition(name))), `${message.deliveryId}:signed-in:${count}`);
         if (settlements.length === count) break;
       }
       const outcomes = await Promise.all(settlements);
@@ -165,7 +186,9 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   async clearContext(sessionId: string): Promise<void> {
+    const ended = await this.#instances.instanceFor(sessionId);
     await this.#instances.advance(sessionId);
+    await this.#endInstance(ended);
   }
 
   async compactContext(): Promise<CompactionResult> {
@@ -176,7 +199,14 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   async endSession(sessionId: string): Promise<void> {
+    const ended = await this.#instances.instanceFor(sessionId);
     this.#instances.forget(sessionId);
+    await this.#endInstance(ended);
+  }
+
+  async #endInstance(instanceId: string): Promise<void> {
+    this.#prepared.delete(instanceId);
+    await this.#connectionTools.end(instanceId);
   }
 
   /** Flue would otherwise recover the interrupted submission and run it again, unasked. */
@@ -193,6 +223,7 @@ export class FlueRuntime implements AgentRuntime {
     await Promise.race([Promise.all(this.#unsettled), new Promise((resolve) => setTimeout(resolve, SETTLE_ON_CLOSE_MS).unref())]);
     this.#unobserve?.();
     await this.#closeTap?.();
+    await this.#connectionTools.endAll();
     await this.#stopFlue?.();
     await this.#instances.close();
   }
@@ -232,7 +263,7 @@ export class FlueRuntime implements AgentRuntime {
       turnId: turn.turnId,
       ...(turn.principal ? { principalId: turn.principal.id } : {}),
       async park(prompt) {
-        if (prompt.toolName) await translator.toolStarted(flueToolName(prompt.connection, prompt.toolName), TOOL_REPORT_WAIT_MS);
+        if (prompt.toolName) await translator.toolStarted(prompt.toolName, TOOL_REPORT_WAIT_MS);
         await translator.flushed();
         return turn.awaitAuthorization(
           {
@@ -250,19 +281,50 @@ export class FlueRuntime implements AgentRuntime {
     };
   }
 
-  /** The user's agent, plus the connections the bridge mounts for the session it serves. */
+  /** The user's agent, plus the connection tools the bridge prepared for the instance's submission. */
   #bridged(agent: FlueAgent): FlueAgent {
-    const mount = (instanceId: string) => {
-      const sessionId = sessionOfInstance(instanceId);
-      const scope: SessionScope = { sessionId, turn: () => this.#parkingTurn(sessionId) };
-      for (const definition of this.#options.connections.mountable()) useMcpConnection(this.#options.mountConnection(definition.name, scope));
-    };
     const bridged = ((props: AgentProps) => {
       const instructions = agent(props);
-      mount(props.id);
+      for (const tool of this.#prepared.get(props.id) ?? []) useTool(tool);
       return instructions;
     }) as FlueAgent;
     bridged.agentName = agent.agentName ?? agent.name;
     return bridged;
   }
+}
+
+/** A turn's connection tool calls: their upstream results, and approvals asked of a person. */
+function toolCallsOf({ turn, translator }: TurnRun): TurnToolCalls {
+  return {
+    record: (flueName, input, outcome) => translator.record(flueName, input, outcome),
+    async approve(flueName, eveName, input) {
+      await translator.toolStarted(flueName, TOOL_REPORT_WAIT_MS);
+      const callId = translator.callIdAskingApproval(flueName, input) ?? `call_${randomUUID()}`;
+      await translator.flushed();
+      const [resolution] = await turn.requestInput([
+        {
+          kind: 'tool-approval',
+          prompt: `Allow ${eveName}?`,
+          action: { kind: 'tool-call', callId, toolName: eveName, input },
+          options: [
+            { id: 'approve', label: 'Approve', style: 'primary' },
+            { id: 'deny', label: 'Deny', style: 'danger' },
+          ],
+          display: 'confirmation',
+        },
+      ]);
+      return resolution?.outcome === 'approved';
+    },
+  };
+}
+
+/** What the model reads after a sign-in from a stand-in tool, when the same turn goes on. */
+function continuationAfter(definitions: Readonly<{ name: string; displayName?: string }>[]): DeliveredMessage {
+  const names = definitions.map((d) => displayNameOf(d)).join(', ');
+  return {
+    kind: 'signal',
+    type: 'connection.signed-in',
+    attributes: { connections: definitions.map((d) => d.name).join(',') },
+    body: `The person signed in to ${names}: its tools are offered now. Carry on with their request.`,
+  };
 }

@@ -4,7 +4,9 @@ import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCal
  * A deterministic model for the embedded demo and the tests, on pi-ai's faux provider (the
  * offline model Flue accepts). It reads the latest user message:
  * - `/tool <name> <json>`: calls tool `<name>` (Eve or Flue name) with the JSON arguments, then
- *   replies `Tool <eve-name> returned: <result text>`;
+ *   replies `Tool <eve-name> returned: <result text>`; while `<name>`'s connection shows only its
+ *   stand-in (`connection__<server>`, before a sign-in), calls the stand-in instead, and `<name>`
+ *   once the turn goes on with the real tools;
  * - `/sleep <ms>`: streams text in small deltas for about that long;
  * - `/think <topic>`: reasons about the topic first, then replies `Thought about <topic>.`;
  * - `/fail`: the model call fails;
@@ -68,8 +70,13 @@ export function createScriptedModel() {
     if (text.startsWith('/recall')) return fauxAssistantMessage(`Recall: ${JSON.stringify(written.slice(0, -1).map((m) => m.text))}`);
     const tool = /^\/tool\s+(\S+)\s*(.*)$/s.exec(text);
     if (tool) {
-      const known = context.tools?.find((t) => t.name === tool[1] || eveNameOf(t.name) === tool[1]);
-      if (!known) return fauxAssistantMessage(`No tool named ${tool[1]} is available.`);
+      const wanted = tool[1]!;
+      // A connection that shows only its stand-in until a sign-in: call the stand-in first.
+      const known =
+        context.tools?.find((t) => t.name === wanted || eveNameOf(t.name) === wanted) ??
+        context.tools?.find((t) => t.name.startsWith('connection__') && wanted.startsWith(`${t.name}__`));
+      if (!known) return fauxAssistantMessage(`No tool named ${wanted} is available.`);
+      if (known.name !== wanted && eveNameOf(known.name) !== wanted) return fauxAssistantMessage([fauxToolCall(known.name, {})], { stopReason: 'toolUse' });
       let args: Record<string, unknown>;
       try {
         args = tool[2] ? (JSON.parse(tool[2]) as Record<string, unknown>) : {};

@@ -26,6 +26,8 @@ export class TurnRun {
   #unclaimed: FlueObservation[] = [];
   /** Model turns a live delta arrived for before their submission was claimed: Flue's report serves them. */
   readonly #missedLive = new Set<string>();
+  /** Connections signed in to from their stand-in tool since the last submission was dispatched. */
+  #signedIn: string[] = [];
 
   constructor(turn: TurnContext, translator: TurnTranslator) {
     this.turn = turn;
@@ -41,6 +43,17 @@ export class TurnRun {
     const known = this.#settled.get(submissionId);
     if (known) return Promise.resolve(known);
     return new Promise((resolve) => this.#waiters.set(submissionId, resolve));
+  }
+
+  /** A stand-in tool's sign-in ended authorized: the turn goes on once its submissions settle. */
+  signedIn(connection: string): void {
+    if (!this.#signedIn.includes(connection)) this.#signedIn.push(connection);
+  }
+
+  takeSignedIn(): string[] {
+    const taken = this.#signedIn;
+    this.#signedIn = [];
+    return taken;
   }
 
   /** A live delta of a model turn; one that arrives before its submission is claimed is left to Flue's report. */

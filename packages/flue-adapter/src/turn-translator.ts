@@ -1,7 +1,9 @@
 import type { FlueObservation } from '@flue/runtime';
 import type { TurnContext } from '@eve-flue/compat-server';
 import type { FinishReason, ToolCallAction, Usage } from '@eve-flue/eve-protocol';
+import type { RecordedCall } from './connection-tools.ts';
 import type { LiveDelta } from './live-tap.ts';
+import { connectionToolOutput } from './tool-output.ts';
 
 type Observation<T extends FlueObservation['type']> = Extract<FlueObservation, { type: T }>;
 
@@ -44,6 +46,12 @@ export class TurnTranslator {
   /** Tool calls Flue reported started and not yet finished, by Flue tool name. */
   readonly #runningTools = new Map<string, number>();
   readonly #toolWaiters = new Map<string, (() => void)[]>();
+  /** Each started call's key (tool name and input), by call id. */
+  readonly #callKeys = new Map<string, string>();
+  /** Calls that asked for an approval: their call ids, so a second identical call gets its own. */
+  readonly #approvalAsked = new Set<string>();
+  /** How connection tool calls ended upstream, by call key, in call order. */
+  readonly #recorded = new Map<string, Promise<RecordedCall | undefined>[]>();
   /** The first failure a step reported, for the turn's own error. */
   stepError: TurnError | undefined;
 
@@ -69,6 +77,20 @@ export class TurnTranslator {
       });
       this.#toolWaiters.set(flueToolName, waiters);
     });
+  }
+
+  /** What a connection tool call brought back upstream (or that it was denied), for its `action.result`. */
+  record(flueToolName: string, input: unknown, outcome: Promise<RecordedCall | undefined>): void {
+    const key = callKey(flueToolName, input);
+    this.#recorded.set(key, [...(this.#recorded.get(key) ?? []), outcome]);
+  }
+
+  /** The id of the started call of `flueToolName` with `input` that has not asked for an approval yet. */
+  callIdAskingApproval(flueToolName: string, input: unknown): string | undefined {
+    const key = callKey(flueToolName, input);
+    const callId = [...this.#callKeys].find(([id, k]) => k === key && !this.#approvalAsked.has(id))?.[0];
+    if (callId) this.#approvalAsked.add(callId);
+    return callId;
   }
 
   /** Resolves when everything handled so far is journaled; rejects if a write failed. */
@@ -112,6 +134,7 @@ export class TurnTranslator {
         if (observation.purpose === 'agent') this.#endStep(observation);
         return;
       case 'tool_start':
+        this.#callKeys.set(observation.toolCallId, callKey(observation.toolName, observation.args));
         this.#runningTools.set(observation.toolName, (this.#runningTools.get(observation.toolName) ?? 0) + 1);
         for (const wake of this.#toolWaiters.get(observation.toolName) ?? []) wake();
         this.#toolWaiters.delete(observation.toolName);
@@ -171,14 +194,28 @@ export class TurnTranslator {
 
   #toolResult(observation: Observation<'tool'>): void {
     const toolName = this.#toEveName(observation.toolName);
-    const output = observation.effectiveResult ?? resultText(observation.result);
-    this.#then(() =>
-      this.#turn.emit('action.result', {
-        result: { kind: 'tool-result', callId: observation.toolCallId, toolName, output, ...(observation.isError ? { isError: true } : {}) },
+    const key = this.#callKeys.get(observation.toolCallId);
+    this.#callKeys.delete(observation.toolCallId);
+    const recorded = key === undefined ? undefined : this.#recorded.get(key)?.shift();
+    const text = observation.effectiveResult ?? resultText(observation.result);
+    this.#then(async () => {
+      const upstream = recorded && (await Promise.race([recorded, delay(RECORD_WAIT_MS)]));
+      const result = { kind: 'tool-result' as const, callId: observation.toolCallId, toolName };
+      if (upstream?.kind === 'denied') {
+        await this.#turn.emit('action.result', {
+          result: { ...result, output: upstream.reason, isError: true },
+          status: 'failed',
+          error: { code: 'TOOL_EXECUTION_DENIED', message: upstream.reason },
+        });
+        return;
+      }
+      const output = upstream?.kind === 'result' && !observation.isError ? connectionToolOutput(upstream.result) : text;
+      await this.#turn.emit('action.result', {
+        result: { ...result, output, ...(observation.isError ? { isError: true } : {}) },
         status: observation.isError ? 'failed' : 'completed',
         ...(observation.isError ? { error: { code: 'TOOL_EXECUTION_FAILED', message: String(resultText(observation.result)) } } : {}),
-      }),
-    );
+      });
+    });
   }
 
   /** Queues a write; after a failed one nothing more is written, and flushed() reports it. */
@@ -191,6 +228,15 @@ export class TurnTranslator {
         this.#writeError ??= error;
       });
   }
+}
+
+/** Longest wait for a call's upstream answer to be read once Flue reported the call ended. */
+const RECORD_WAIT_MS = 2_000;
+
+const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+
+function callKey(flueToolName: string, input: unknown): string {
+  return `${flueToolName}\u0000${JSON.stringify(input ?? {})}`;
 }
 
 function resultText(result: unknown): unknown {

@@ -1,7 +1,9 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FlueConnectionDefinition } from '../definition.ts';
 import { displayNameOf } from '../definition.ts';
+import { flueToolName } from '../naming.ts';
 import type { JsonRpcCall, UpstreamAuthorizer } from '../upstream-fetch.ts';
+import { SignInError, type UpstreamChallenge } from './backend.ts';
 import type { SignInAttempt, SignInBroker } from './broker.ts';
 import { subjectKey, type SignInOutcome } from './types.ts';
 
@@ -13,7 +15,7 @@ export interface SignInPrompt {
   attempt: SignInAttempt;
   /** The bridge's callback URL, Eve's `webhookUrl`: the sign-in finishes there. */
   callbackUrl: string;
-  /** The Flue name of the tool whose call is parked, when a tool call is. */
+  /** The Flue name of the tool whose call is parked. */
   toolName?: string;
 }
 
@@ -31,10 +33,23 @@ export interface SessionScope {
   turn(): ParkingTurn | undefined;
 }
 
+/** A connection's tokens on one session, and the sign-in a tool call can start. */
+export interface ConnectionAuthorizer extends UpstreamAuthorizer {
+  /**
+   * Runs a sign-in for the running turn (the connection's stand-in tool was called): parks the
+   * turn until it settles and says how it went. `toolName` is the Flue name of the parked call.
+   */
+  signIn(toolName: string): Promise<SignInOutcome>;
+  /** How many answers so far were 401s handed back to a connect or listing (not a tool call). */
+  readonly refusals: number;
+}
+
 /**
  * Tokens for one connection on one session: the held token of the turn's caller; on a 401, one
- * refresh, then a sign-in that parks the turn. A sign-in that does not end authorized answers a
- * tool call with a tool error the model can explain, and anything else with the 401 itself.
+ * refresh. Only a tool call goes on to a sign-in that parks the turn: connecting and listing
+ * tools never do (a turn that uses no tool of the connection never parks), they remember where
+ * to sign in for the stand-in tool. A sign-in that does not end authorized answers the tool call
+ * with a tool error the model can explain.
  */
 export function createConnectionAuthorizer(
   definition: Readonly<FlueConnectionDefinition>,
@@ -42,50 +57,81 @@ export function createConnectionAuthorizer(
   scope: SessionScope,
   /** Told of each token a sign-in grants (the bridge lists the server's tools with it). */
   onAuthorized?: (token: string) => void,
-): UpstreamAuthorizer {
+  /** Told when a sign-in cannot start, with a reason safe to show. */
+  onSignInFailed?: (reason: string) => void,
+): ConnectionAuthorizer {
   const subject = () => subjectKey(scope.turn()?.principalId, scope.sessionId);
-  return {
-    token: () => broker.token(definition.name, subject()),
-    async unauthorized({ response, call, sentToken }) {
-      if (sentToken) {
-        const refreshed = await broker.afterRejection(definition.name, subject(), sentToken);
-        if (refreshed && refreshed !== sentToken) return { retryWith: refreshed };
-      }
-      const turn = scope.turn();
-      if (!turn) return { answer: response };
-      const challenge = extractWWWAuthenticateParams(response);
-      const attempt = await broker.begin({
+  const displayName = displayNameOf(definition);
+  /** Where this connection's requests go: tokens issued for another resource are not sent there. */
+  const audience = definition.auth?.type === 'oauth2' ? (definition.auth.resource ?? definition.url) : definition.url;
+  const heldToken = () => broker.token(definition.name, subject(), audience);
+  /** What the server's last 401 said about where to sign in. */
+  let challenge: UpstreamChallenge = {};
+  const signIn = async (toolName: string | undefined): Promise<SignInOutcome> => {
+    const turn = scope.turn();
+    if (!turn) return { outcome: 'failed', reason: 'no turn is running to sign in from' };
+    let attempt: SignInAttempt;
+    try {
+      attempt = await broker.begin({
         connection: definition.name,
         subject: subject(),
         sessionId: scope.sessionId,
         turnId: turn.turnId,
         ...(turn.principalId !== undefined ? { principalId: turn.principalId } : {}),
-        challenge: {
-          ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
-          ...(challenge.scope ? { scope: challenge.scope } : {}),
-        },
+        challenge,
       });
-      const displayName = displayNameOf(definition);
-      const toolName = call?.method === 'tools/call' ? call.toolName : undefined;
-      const outcome = await turn.park({
-        connection: definition.name,
-        displayName,
-        description: `Authorization required for ${definition.name}`,
-        attempt,
-        callbackUrl: broker.redirectUri,
-        ...(toolName ? { toolName } : {}),
-      });
-      if (outcome.outcome === 'authorized') {
-        const token = await broker.token(definition.name, subject());
-        if (token) {
-          onAuthorized?.(token);
-          return { retryWith: token };
-        }
+    } catch (error) {
+      // Nothing to sign in to (e.g. the metadata names another resource): the turn does not park.
+      if (!(error instanceof SignInError)) throw error;
+      onSignInFailed?.(error.message);
+      return { outcome: 'failed', reason: error.message };
+    }
+    const outcome = await turn.park({
+      connection: definition.name,
+      displayName,
+      description: `Authorization required for ${definition.name}`,
+      attempt,
+      callbackUrl: broker.redirectUri,
+      ...(toolName ? { toolName } : {}),
+    });
+    // Declined here (the person moved on, the turn was cancelled): the link must stop working.
+    if (outcome.outcome === 'declined') await broker.cancel(attempt.id, outcome);
+    if (outcome.outcome !== 'authorized') return outcome;
+    const token = await heldToken();
+    if (!token) return { outcome: 'failed', reason: 'no token was stored' };
+    onAuthorized?.(token);
+    return outcome;
+  };
+  let refusals = 0;
+  return {
+    token: heldToken,
+    signIn,
+    get refusals() {
+      return refusals;
+    },
+    async unauthorized({ response, call, sentToken }) {
+      if (sentToken) {
+        const refreshed = await broker.afterRejection(definition.name, subject(), sentToken);
+        if (refreshed && refreshed !== sentToken) return { retryWith: refreshed };
+        // The token is gone for good (no refresh): ask again as a caller without one; only a tool
+        // call that still meets a 401 then leads to a sign-in.
+        if (!refreshed) return { retryWith: '' };
       }
-      // Declined here (the person moved on, the turn was cancelled): the link must stop working.
-      if (outcome.outcome === 'declined') await broker.cancel(attempt.id, outcome);
+      const said = extractWWWAuthenticateParams(response);
+      challenge = {
+        ...(said.resourceMetadataUrl ? { resourceMetadataUrl: said.resourceMetadataUrl } : {}),
+        ...(said.scope ? { scope: said.scope } : {}),
+      };
+      if (call?.method !== 'tools/call' || !scope.turn()) {
+        refusals++;
+        return { answer: response };
+      }
+      const outcome = await signIn(call.toolName && flueToolName(definition.name, call.toolName));
+      if (outcome.outcome === 'authorized') {
+        const token = await heldToken();
+        if (token) return { retryWith: token };
+      }
       const reason = outcome.outcome === 'authorized' ? 'no token was stored' : `${outcome.outcome}: ${outcome.reason}`;
-      if (!call || call.method !== 'tools/call') return { answer: response };
       return { answer: toolError(call, `${displayName} is not connected (${reason}). The person can sign in and ask again.`) };
     },
   };

@@ -32,7 +32,8 @@ export interface SignInBackend {
   /** Tokens from the provider's redirect back to the bridge; throws SignInError. */
   finish(input: { subject: SubjectKey; callbackUrl: URL; state: string; data: Record<string, string>; redirectUri: string }): Promise<TokenSet>;
   refresh(tokens: TokenSet, context: TokenContext): Promise<TokenSet>;
-  revoke(tokens: TokenSet, context: TokenContext): Promise<void>;
+  /** Revokes at the provider; true only when a revocation request was made and succeeded. */
+  revoke(tokens: TokenSet, context: TokenContext): Promise<boolean>;
   /**
    * Whether the provider's redirect back carries an OAuth `code` the broker must see. `false` for
    * Vercel Connect, which does the code exchange itself and returns only the bridge's `state`.

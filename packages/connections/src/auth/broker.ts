@@ -1,4 +1,5 @@
 import { nanoid } from 'nanoid';
+import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { SignInBackend, UpstreamChallenge } from './backend.ts';
 import { SignInError } from './backend.ts';
 import { matchesHash, randomSecret, sha256 } from './secrets.ts';
@@ -80,11 +81,16 @@ export class SignInBroker {
     return this.#backends.has(connection);
   }
 
-  /** The access token to send for this subject now, refreshed first when it is about to expire. */
-  async token(connection: string, subject: SubjectKey): Promise<string | undefined> {
+  /**
+   * The access token to send for this subject now, refreshed first when it is about to expire.
+   * With `audience` (the resource the request goes to), a token issued for another resource
+   * (RFC 8707), e.g. one kept from before the connection's URL changed, is not sent.
+   */
+  async token(connection: string, subject: SubjectKey, audience?: string): Promise<string | undefined> {
     const backend = this.#backend(connection);
     const tokens = (await this.#store.getToken(subject, connection)) ?? (await backend.lookup?.(subject));
     if (!tokens) return undefined;
+    if (audience && tokens.resource && !checkResourceAllowed({ requestedResource: audience, configuredResource: tokens.resource })) return undefined;
     if (tokens.expiresAt === undefined || tokens.expiresAt - REFRESH_MARGIN_MS > this.#now()) return tokens.accessToken;
     return (await this.#refresh(connection, subject, tokens))?.accessToken;
   }
@@ -217,8 +223,7 @@ export class SignInBroker {
     if (!tokens) return { signedOut: false, revoked: false };
     await this.#store.deleteToken(subject, connection);
     try {
-      await this.#backend(connection).revoke(tokens, { subject, redirectUri: this.redirectUri });
-      return { signedOut: true, revoked: true };
+      return { signedOut: true, revoked: await this.#backend(connection).revoke(tokens, { subject, redirectUri: this.redirectUri }) };
     } catch {
       return { signedOut: true, revoked: false };
     }

@@ -1,5 +1,6 @@
 import * as oauth from 'openid-client';
 import { discoverAuthorizationServerMetadata, discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
+import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { FlueConnectionDefinition, OAuth2Settings } from '../definition.ts';
 import type { SignInBackend, TokenContext, UpstreamChallenge } from './backend.ts';
 import { SignInError } from './backend.ts';
@@ -34,7 +35,7 @@ export class OAuth2Backend implements SignInBackend {
   readonly #configurations = new Map<string, Promise<oauth.Configuration>>();
 
   constructor(connection: Readonly<FlueConnectionDefinition>, store: AuthStore) {
-    if (!connection.auth) throw new Error(`[eve-flue] connection "${connection.name}" has no auth settings`);
+    if (connection.auth?.type !== 'oauth2') throw new Error(`[eve-flue] connection "${connection.name}" has no OAuth settings`);
     this.#connection = connection;
     this.#auth = connection.auth;
     this.#store = store;
@@ -90,12 +91,13 @@ export class OAuth2Backend implements SignInBackend {
     }
   }
 
-  async revoke(tokens: TokenSet, { redirectUri }: TokenContext): Promise<void> {
+  async revoke(tokens: TokenSet, { redirectUri }: TokenContext): Promise<boolean> {
     const configuration = await this.#configurationFor(tokens.issuer, tokens.clientId, redirectUri);
-    if (!configuration.serverMetadata().revocation_endpoint) return;
+    if (!configuration.serverMetadata().revocation_endpoint) return false;
     await oauth.tokenRevocation(configuration, tokens.refreshToken ?? tokens.accessToken, {
       token_type_hint: tokens.refreshToken ? 'refresh_token' : 'access_token',
     });
+    return true;
   }
 
   async #discover(challenge?: UpstreamChallenge): Promise<{ metadata: oauth.ServerMetadata; resource?: string; scope?: string }> {
@@ -116,7 +118,13 @@ export class OAuth2Backend implements SignInBackend {
     if (!info.authorizationServerMetadata) throw new SignInError('failed', `no authorization server metadata at ${new URL(info.authorizationServerUrl).origin}`);
     const metadata = info.authorizationServerMetadata as unknown as oauth.ServerMetadata;
     assertSafeUrl(metadata.issuer, 'the authorization server');
-    const resource = this.#auth.resource ?? info.resourceMetadata?.resource ?? this.#connection.url;
+    const expected = this.#auth.resource ?? this.#connection.url;
+    const named = info.resourceMetadata?.resource;
+    // RFC 9728 §3.3: metadata for another resource is refused, and no token is asked for it.
+    if (named !== undefined && !checkResourceAllowed({ requestedResource: expected, configuredResource: named })) {
+      throw new SignInError('failed', `the server's protected-resource metadata is for ${describeUrl(named)}, not this connection's ${describeUrl(expected)}: no token was requested`);
+    }
+    const resource = named ?? expected;
     const scope = configuredScope ?? challenge?.scope ?? info.resourceMetadata?.scopes_supported?.join(' ');
     return withOptional(metadata, resource, scope);
   }
@@ -176,6 +184,12 @@ export class OAuth2Backend implements SignInBackend {
     if (!client || client.clientId !== clientId) throw new SignInError('failed', `the client registered with ${issuer} is no longer known`);
     return this.#configuration(metadata, client);
   }
+}
+
+/** A URL as safe to show: origin and path, no query. */
+function describeUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
 }
 
 function withOptional(metadata: oauth.ServerMetadata, resource: string | undefined, scope: string | undefined) {

@@ -89,10 +89,11 @@ export class VercelConnectBackend implements SignInBackend {
     return refreshed;
   }
 
-  async revoke(_tokens: TokenSet, { subject }: TokenContext): Promise<void> {
+  async revoke(_tokens: TokenSet, { subject }: TokenContext): Promise<boolean> {
     const connect = await this.#connect();
     try {
       await connect.revokeToken(this.#connector, { subject: connectSubject(subject) }, this.#auth());
+      return true;
     } catch (error) {
       throw this.#describe(error);
     }

@@ -1,0 +1,74 @@
+/**
+ * What `action.result` carries for a connection tool: the result the MCP server sent, not the
+ * text Flue makes of it for the model. Structured content when there is some; otherwise the
+ * text, or every content block (text, image, audio, resource, resource link) with its data when
+ * there is more than text. A result larger than `MAX_RESULT_BYTES` once serialized is replaced
+ * by a marker that says so and how large it was.
+ */
+export const MAX_RESULT_BYTES = 1024 * 1024;
+
+export interface McpCallResult {
+  content?: { type: string; text?: string }[];
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+export interface TruncatedOutput {
+  truncated: true;
+  /** Size of the serialized output the server sent, in bytes. */
+  bytes: number;
+  limitBytes: number;
+}
+
+export function connectionToolOutput(result: McpCallResult, limitBytes = MAX_RESULT_BYTES): unknown {
+  const blocks = result.content ?? [];
+  const output =
+    result.structuredContent !== undefined
+      ? result.structuredContent
+      : blocks.every((block) => block.type === 'text')
+        ? blocks.map((block) => block.text ?? '').join('\n\n')
+        : blocks;
+  const bytes = Buffer.byteLength(JSON.stringify(output) ?? '');
+  if (bytes <= limitBytes) return output;
+  return { truncated: true, bytes, limitBytes } satisfies TruncatedOutput;
+}
+
+/** A JSON-RPC message as far as the bridge reads it. */
+export interface RpcMessage {
+  id?: string | number;
+  method?: string;
+  params?: unknown;
+  result?: McpCallResult;
+}
+
+/**
+ * Reads every JSON-RPC message of an MCP answer, a JSON body or an event stream (as each event
+ * arrives, so a standing stream is read as it goes), and hands each to `onMessage`.
+ */
+export async function readRpcMessages(body: ReadableStream<Uint8Array>, eventStream: boolean, onMessage: (message: RpcMessage) => void): Promise<void> {
+  const emit = (data: string) => {
+    try {
+      const parsed = JSON.parse(data) as unknown;
+      for (const message of Array.isArray(parsed) ? parsed : [parsed]) if (typeof message === 'object' && message !== null) onMessage(message as RpcMessage);
+    } catch {
+      // Not JSON (a comment, a keep-alive): nothing to read.
+    }
+  };
+  if (!eventStream) return emit(await new Response(body).text());
+  let buffered = '';
+  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+    buffered += chunk;
+    const events = buffered.split(/\r?\n\r?\n/);
+    buffered = events.pop() ?? '';
+    for (const event of events) emit(dataOf(event));
+  }
+  if (buffered.trim()) emit(dataOf(buffered));
+}
+
+function dataOf(event: string): string {
+  return event
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).replace(/^ /, ''))
+    .join('\n');
+}
