@@ -62,7 +62,7 @@ async function compat(journal: Journal, transport: 'ndjson' | 'websocket' = 'ndj
   const server = createServer(compatServer.app);
   server.on('upgrade', compatServer.handleUpgrade);
   const url = await listen(server);
-  const sessionId = await compatServer.sessions.create(undefined, undefined);
+  const sessionId = await compatServer.sessions.execute({ kind: 'create' });
   const done =
     transport === 'ndjson'
       ? Promise.all((await openReaders(`${url}/eve/v1/session/${sessionId}/stream`, READERS)).map((r) => countLines(r, EVENTS)))

@@ -12,7 +12,7 @@ server.maxConnections = 20_000;
 server.listen(0, '127.0.0.1');
 await once(server, 'listening');
 const sessions: string[] = [];
-for (let i = 0; i < 100; i++) sessions.push(await compat.sessions.create(undefined, undefined));
+for (let i = 0; i < 100; i++) sessions.push(await compat.sessions.execute({ kind: 'create' }));
 process.on('message', (message) => {
   if (message === 'rss') {
     globalThis.gc?.();

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AgentDescription, AgentRuntime, TurnContext, UserMessage } from '@eve-flue/compat-server';
+import { TurnError, type AgentDescription, type AgentRuntime, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
 
 /**
  * A test agent for the session API: deterministic replies without a model.
@@ -30,7 +30,7 @@ export class ScriptedRuntime implements AgentRuntime {
     await turn.startStep('scripted/test');
     if (command === '/fail') {
       await turn.failStep({ code: 'MODEL_CALL_FAILED', message: 'The scripted model failed on purpose.' });
-      throw Object.assign(new Error('The scripted model failed on purpose.'), { code: 'MODEL_CALL_FAILED' });
+      throw new TurnError('MODEL_CALL_FAILED', 'The scripted model failed on purpose.');
     }
     if (command === '/sleep') {
       // Stops early for a steering message (the turn then runs it) or a cancel.

@@ -308,7 +308,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
 async function sharedStores(url: string, prefix: string, sealer: Sealer) {
   const cluster = new RedisSessionCluster(url, { prefix });
   // Appends are fenced by the session's lease: an instance that lost a session cannot write to it.
-  const journal = new RedisJournal(url, { prefix, holder: cluster.instanceId });
+  const journal = new RedisJournal(url, { prefix, fence: cluster.fence });
   await journal.ready();
   const signInEvents = new RedisSignInEvents(url, prefix);
   await Promise.all([cluster.ready(), signInEvents.ready()]);

@@ -28,10 +28,10 @@ export function connectionRoutes(connections: ConnectionRegistry, broker: SignIn
 
   router.delete('/connections/:name/authorization', async (request, response) => {
     const name = String(request.params.name);
-    if (!connections.definitions().some((d) => d.name === name)) throw new RequestError(404, 'not_found', `No connection named ${name}.`);
-    if (!broker.handles(name)) throw new RequestError(400, 'invalid_request', `Connection ${name} has no sign-in.`);
+    if (!connections.definitions().some((d) => d.name === name)) throw new RequestError('not_found', `No connection named ${name}.`);
+    if (!broker.handles(name)) throw new RequestError('invalid_request', `Connection ${name} has no sign-in.`);
     const subject = callerSubject(request);
-    if (!subject) throw new RequestError(400, 'invalid_request', 'Anonymous callers name the session: ?sessionId=<id>.');
+    if (!subject) throw new RequestError('invalid_request', 'Anonymous callers name the session: ?sessionId=<id>.');
     const { signedOut, revoked } = await broker.signOut(name, subject);
     response.json({ ok: true, status: signedOut ? 'signed_out' : 'not_signed_in', revoked });
   });

@@ -11,23 +11,9 @@ export { SqliteJournal } from './journal/sqlite.ts';
 export { followJournal } from './journal/follow.ts';
 export type { Logger } from './logger.ts';
 export { silentLogger } from './logger.ts';
-export type {
-  AgentDescription,
-  AgentRuntime,
-  AuthorizationChallengeInput,
-  AuthorizationResult,
-  CompactionResult,
-  ConnectionDescription,
-  InputQuestion,
-  StepEventType,
-  ToolDescription,
-  TurnContext,
-  UserFile,
-  UserMessage,
-} from './session/runtime.ts';
-export type { SessionManager, TurnPolicy } from './session/manager.ts';
+export type { SessionManager } from './session/manager.ts';
 export type { Sessions } from './session/sessions.ts';
-export type { SessionCluster, SessionCommand } from './session/cluster.ts';
+export type { SessionCluster } from './session/cluster.ts';
 export { OwnerUnreachableError } from './session/cluster.ts';
 export { RedisSessionCluster } from './session/redis-cluster.ts';
 export type { RedisClusterOptions } from './session/redis-cluster.ts';
@@ -35,15 +21,8 @@ export type { UploadPolicy } from './http/message.ts';
 export type { StreamTimings } from './stream/ndjson-stream.ts';
 export { resolveStreamPlan } from './stream/plan.ts';
 export type { StreamAccess, StreamPlan } from './stream/plan.ts';
-export {
-  BEARER_PROTOCOL_PREFIX,
-  DEFAULT_WEBSOCKET_LIMITS,
-  isWebSocketUpgrade,
-  SLOW_READER_CLOSE_CODE,
-  TAIL_INDEX_CONTROL,
-  WEBSOCKET_PROTOCOL,
-} from './stream/websocket.ts';
+export { DEFAULT_WEBSOCKET_LIMITS, isWebSocketUpgrade } from './stream/websocket.ts';
 export type { WebSocketStreamLimits } from './stream/websocket.ts';
 export { RedisJournal } from './journal/redis.ts';
-export type { RedisJournalOptions } from './journal/redis.ts';
+export type { RedisJournalOptions, SessionFence } from './journal/redis.ts';
 export { SessionTakenOverError, StoreUnavailableError } from './journal/errors.ts';

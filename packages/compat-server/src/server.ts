@@ -18,7 +18,7 @@ import type { SessionCluster } from './session/cluster.ts';
 import { ClusteredSessions } from './session/clustered-sessions.ts';
 import { SessionManager } from './session/manager.ts';
 import type { Sessions } from './session/sessions.ts';
-import type { AgentRuntime } from './session/runtime.ts';
+import type { AgentRuntime } from '@eve-flue/session-contract';
 import type { StreamTimings } from './stream/ndjson-stream.ts';
 import { DEFAULT_WEBSOCKET_LIMITS, webSocketStreams, type WebSocketStreamLimits } from './stream/websocket.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import { MemoryJournal, RedisJournal, SqliteJournal, type Journal, type SessionRecord } from '@eve-flue/compat-server';
+import { MemoryJournal, RedisJournal, RedisSessionCluster, SqliteJournal, type Journal, type SessionRecord } from '@eve-flue/compat-server';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -39,7 +39,7 @@ const stores: [string, () => Promise<Journal>][] = [
   ],
 ];
 
-const record = (id: string, extra: Partial<SessionRecord> = {}): SessionRecord => ({ id, createdAt: 1, status: 'open', turnCount: 0, ...extra });
+const record = (id: string, extra: Pick<SessionRecord, 'activeTurn'> = {}): SessionRecord => ({ id, createdAt: 1, status: 'open', turnCount: 0, ...extra });
 const delta = (text: string): EveEventDraft => ({ type: 'message.appended', data: { messageDelta: text, sequence: 0, stepIndex: 0, turnId: 'turn_0' } });
 
 describe.each(stores)('the %s journal', (_name, open) => {
@@ -107,7 +107,7 @@ describe.each(stores)('the %s journal', (_name, open) => {
     expect((await journal.createSession(record(other), op)).id).toBe(id);
     await journal.append(id, [delta('x')], { record: record(id, { activeTurn: { turnId: 'turn_0', sequence: 0, deliveryIds: ['dlv_1'] } }) });
     expect((await journal.listInterrupted()).map((r) => r.id)).toContain(id);
-    await journal.append(id, [{ type: 'session.completed', data: {} }], { record: record(id, { status: 'ended', endedAt: 10 }) });
+    await journal.append(id, [{ type: 'session.completed', data: {} }], { record: { ...record(id), status: 'ended', endedAt: 10 } });
     expect((await journal.listInterrupted()).map((r) => r.id)).not.toContain(id);
     expect(await journal.listEndedBefore(11)).toContain(id);
     // An ended session no longer owns its operation key.
@@ -121,21 +121,22 @@ describe.each(stores)('the %s journal', (_name, open) => {
 });
 
 test('a Redis journal of a cluster member writes only to sessions nobody else holds', async () => {
-  const journal = new RedisJournal(REDIS_URL, { prefix, holder: 'ins_a' });
+  const [ours, theirs] = [new RedisSessionCluster(REDIS_URL, { prefix }), new RedisSessionCluster(REDIS_URL, { prefix })];
+  // The fence is the cluster's own: journal and leases cannot disagree on where a lease lives.
+  const journal = new RedisJournal(REDIS_URL, { prefix, fence: ours.fence });
   await journal.ready();
-  const redis = new Redis(REDIS_URL);
   try {
     const id = `ses_${nanoid()}`;
     await journal.createSession(record(id));
     await journal.append(id, [delta('nobody holds it')]);
-    await redis.set(`${prefix}owner:${id}`, 'ins_a');
+    await ours.claim(id);
     await journal.append(id, [delta('we hold it')]);
-    await redis.set(`${prefix}owner:${id}`, 'ins_b');
+    await ours.release(id);
+    expect((await theirs.claim(id)).owner).toBe(theirs.instanceId);
     await expect(journal.append(id, [delta('taken over')])).rejects.toMatchObject({ name: 'SessionTakenOverError' });
     expect(await journal.tail(id)).toBe(1);
   } finally {
-    redis.disconnect();
-    await journal.close();
+    await Promise.all([ours.close(), theirs.close(), journal.close()]);
   }
 });
 

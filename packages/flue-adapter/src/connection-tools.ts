@@ -1,5 +1,5 @@
 import { createMcpConnection, defineTool, type McpConnection, type McpConnectionDefinition, type ToolDefinition } from '@flue/runtime';
-import type { Logger } from '@eve-flue/compat-server';
+import type { Logger } from '@eve-flue/session-contract';
 import {
   displayNameOf,
   eveToolName,

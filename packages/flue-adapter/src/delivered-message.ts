@@ -1,4 +1,4 @@
-import type { UserMessage } from '@eve-flue/compat-server';
+import type { UserMessage } from '@eve-flue/session-contract';
 
 /** Flue's `DeliveredMessage` for a user: text, plus images as attachments (the only kind Flue takes). */
 export interface DeliveredUserMessage {

@@ -1,7 +1,7 @@
 export { FlueRuntime } from './runtime.ts';
 export type { FlueAgent, FlueRuntimeOptions } from './runtime.ts';
 export { createScriptedModel, SCRIPTED_MODEL } from './scripted-model.ts';
-export { TurnError } from './turn-translator.ts';
+export { TurnError } from '@eve-flue/session-contract';
 export { leasedConversations } from './leased-conversations.ts';
 export type { GenerationStore } from './instance-directory.ts';
 export type { BridgedConnection } from './connection-tools.ts';

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { sqlite, start, type StartOptions } from '@flue/runtime/node';
-import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
+import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
 import { leasedConversations } from './leased-conversations.ts';
 import { LiveTap } from './live-tap.ts';
-import { TurnError, TurnTranslator } from './turn-translator.ts';
+import { TurnTranslator } from './turn-translator.ts';
 import { TurnRun, type Settlement } from './turn-run.ts';
 
 /** A Flue agent function: the same function you would hand to Flue's own `start()`. */

@@ -1,5 +1,5 @@
 import type { FlueObservation } from '@flue/runtime';
-import type { TurnContext } from '@eve-flue/compat-server';
+import type { TurnContext } from '@eve-flue/session-contract';
 import type { LiveDelta } from './live-tap.ts';
 import type { TurnTranslator } from './turn-translator.ts';
 

@@ -1,5 +1,5 @@
 import type { FlueObservation } from '@flue/runtime';
-import type { TurnContext } from '@eve-flue/compat-server';
+import { TurnError, type TurnContext } from '@eve-flue/session-contract';
 import type { FinishReason, ToolCallAction, Usage } from '@eve-flue/eve-protocol';
 import type { RecordedCall } from './connection-tools.ts';
 import type { LiveDelta } from './live-tap.ts';
@@ -14,16 +14,6 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   error: 'error',
   aborted: 'other',
 };
-
-/** An error a runtime throws to fail a turn with an Eve error code. */
-export class TurnError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'TurnError';
-    this.code = code;
-  }
-}
 
 /**
  * Turns one Flue instance's runtime events into the Eve events of the running turn: model

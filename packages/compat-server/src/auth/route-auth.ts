@@ -1,11 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from '@eve-flue/session-contract';
 
-/** Who is calling. `id` is stable for a person or service; sign-ins and tokens are keyed by it. */
-export interface Principal {
-  id: string;
-  type: 'user' | 'service';
-}
+export type { Principal };
 
 /**
  * Decides who a request comes from. Return a principal to admit it, `null` to refuse it.

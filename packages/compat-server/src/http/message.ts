@@ -1,7 +1,6 @@
 import type { ReceivedPart } from '@eve-flue/eve-protocol';
-import type { MessageInput } from '../session/manager.ts';
 import { RequestError } from '../session/errors.ts';
-import type { UserFile } from '../session/runtime.ts';
+import type { MessageInput, UserFile } from '@eve-flue/session-contract';
 import type { MessageBody } from './schemas.ts';
 
 export interface UploadPolicy {
@@ -54,7 +53,7 @@ function toFile(data: string, mediaType: string, filename?: string): UserFile {
     try {
       return { mediaType, url: new URL(data).href, ...named };
     } catch {
-      throw new RequestError(400, 'invalid_request', 'message: a file part has an invalid URL.');
+      throw new RequestError('invalid_request', 'message: a file part has an invalid URL.');
     }
   }
   return { mediaType, data: decodeBase64(data), ...named };
@@ -64,22 +63,22 @@ function decodePercent(payload: string): Uint8Array {
   try {
     return Buffer.from(decodeURIComponent(payload));
   } catch {
-    throw new RequestError(400, 'invalid_request', 'message: a data: URL has an invalid percent-encoding.');
+    throw new RequestError('invalid_request', 'message: a data: URL has an invalid percent-encoding.');
   }
 }
 
 function decodeBase64(payload: string): Uint8Array {
   const compact = payload.replace(/\s+/g, '');
-  if (!BASE64.test(compact)) throw new RequestError(400, 'invalid_request', 'message: file data must be base64, a data: URL, or a URL.');
+  if (!BASE64.test(compact)) throw new RequestError('invalid_request', 'message: file data must be base64, a data: URL, or a URL.');
   return Buffer.from(compact, 'base64');
 }
 
 function checkPolicy(file: UserFile, policy: UploadPolicy): void {
   if (file.data && file.data.byteLength > policy.maxBytes) {
-    throw new RequestError(413, 'payload_too_large', `A file is larger than the ${policy.maxBytes}-byte upload limit.`);
+    throw new RequestError('payload_too_large', `A file is larger than the ${policy.maxBytes}-byte upload limit.`);
   }
   if (policy.allowedMediaTypes.length > 0 && !policy.allowedMediaTypes.some((allowed) => mediaTypeMatches(allowed, file.mediaType))) {
-    throw new RequestError(415, 'unsupported_media_type', `Files of type ${file.mediaType} are not accepted.`);
+    throw new RequestError('unsupported_media_type', `Files of type ${file.mediaType} are not accepted.`);
   }
 }
 

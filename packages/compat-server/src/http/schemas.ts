@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { inputResponse, turnPolicy } from '@eve-flue/session-contract';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const filePart = z.object({
@@ -20,11 +21,6 @@ export type MessageBody = z.infer<typeof messageSchema>;
 const clientContext = z.union([z.string(), z.array(z.string()), z.record(z.string(), z.unknown())]);
 const outputSchema = z.record(z.string(), z.unknown());
 
-export const inputResponseSchema = z.strictObject({
-  requestId: z.string().min(1),
-  optionId: z.string().min(1).optional(),
-  text: z.string().optional(),
-});
 
 export const createBody = z.object({
   message: messageSchema.optional(),
@@ -33,16 +29,22 @@ export const createBody = z.object({
   operationId: z.string().min(1).max(200).optional(),
 });
 
+/** A follow-up is either a message or answers to input requests: parsed into one of the two. */
 export const followUpBody = z
   .object({
     message: messageSchema.optional(),
-    inputResponses: z.array(inputResponseSchema).min(1, 'inputResponses must not be empty').optional(),
-    turnPolicy: z.enum(['steer', 'queue']).optional(),
+    inputResponses: z.array(inputResponse).min(1, 'inputResponses must not be empty').optional(),
+    turnPolicy: turnPolicy.optional(),
     clientContext: clientContext.optional(),
     outputSchema: outputSchema.optional(),
   })
-  .refine((b) => (b.message === undefined) !== (b.inputResponses === undefined), {
-    message: 'Send exactly one of message or inputResponses.',
+  .transform((body, context) => {
+    if (body.message !== undefined && body.inputResponses === undefined) {
+      return { kind: 'message' as const, message: body.message, turnPolicy: body.turnPolicy ?? 'steer', clientContext: body.clientContext };
+    }
+    if (body.inputResponses !== undefined && body.message === undefined) return { kind: 'answers' as const, inputResponses: body.inputResponses };
+    context.addIssue({ code: 'custom', message: 'Send exactly one of message or inputResponses.' });
+    return z.NEVER;
   });
 
 export const cancelBody = z.object({ turnId: z.string().min(1).optional() });

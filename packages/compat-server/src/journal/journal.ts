@@ -1,13 +1,13 @@
 import type { EveEvent, EveEventDraft } from '@eve-flue/eve-protocol';
 
 /** What survives a restart about a session, besides its events. */
-export interface SessionRecord {
+export type SessionRecord = SessionRecordCommon & ({ status: 'open' } | { status: 'ended'; endedAt: number });
+
+interface SessionRecordCommon {
   id: string;
   createdAt: number;
   /** Who created it; absent for anonymous callers (development only). */
   principalId?: string;
-  status: 'open' | 'ended';
-  endedAt?: number;
   /** Set once retention dropped the events. */
   eventsDropped?: boolean;
   /** Turns started so far; the next turn is `turn_<turnCount>`. */

@@ -55,8 +55,14 @@ export interface RedisJournalOptions {
   /** Key prefix, so that several deployments (or tests) can share one Redis. Default `eve:`. */
   prefix?: string;
   redis?: RedisOptions;
-  /** This instance's id in a cluster (RedisSessionCluster): appends are refused once another instance holds the session. */
-  holder?: string;
+  /** In a cluster, the session leases (`RedisSessionCluster.fence`): appends are refused once another instance holds the session. */
+  fence?: SessionFence;
+}
+
+/** Who this instance is, and where a session's lease lives: the one place that key is named. */
+export interface SessionFence {
+  holder: string;
+  key(sessionId: string): string;
 }
 
 
@@ -73,7 +79,7 @@ export class RedisJournal implements Journal {
   readonly #listeners = new TailListeners();
   readonly #recent = new RecentLines();
   readonly #subscriptions = new Map<string, number>();
-  readonly #holder: string;
+  readonly #fence: SessionFence | undefined;
   readonly #lostListeners = new Set<() => void>();
 
   constructor(url: string, options: RedisJournalOptions = {}) {
@@ -87,7 +93,7 @@ export class RedisJournal implements Journal {
       if (channels.length > 0) void this.#subscriber.subscribe(...channels).catch(() => undefined);
     });
     this.#prefix = options.prefix ?? 'eve:';
-    this.#holder = options.holder ?? '';
+    this.#fence = options.fence;
     for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
     // Notifications missed while the connection is down cannot be replayed: followers must end.
     this.#subscriber.on('close', () => {
@@ -222,14 +228,15 @@ export class RedisJournal implements Journal {
           this.#key(`s:${sessionId}`),
           this.#key('active'),
           this.#key('ended'),
-          this.#key(`owner:${sessionId}`),
+          // Unfenced, the lease key is never read: any key of the session stands in.
+          this.#fence?.key(sessionId) ?? this.#key(`s:${sessionId}`),
           String(expectedLength),
           this.#key(`appended:${sessionId}`),
           record ? JSON.stringify(record) : '',
           record?.activeTurn ? '1' : '0',
-          record?.status === 'ended' ? String(record.endedAt ?? Date.now()) : '',
+          record?.status === 'ended' ? String(record.endedAt) : '',
           sessionId,
-          this.#holder,
+          this.#fence?.holder ?? '',
           ...lines.map((l) => l.line),
         ) as Promise<number>,
     );

@@ -174,5 +174,5 @@ export class SqliteJournal implements Journal {
 }
 
 function sessionRow(record: SessionRecord): [string, string, number, number | null] {
-  return [record.id, JSON.stringify(record), record.activeTurn ? 1 : 0, record.endedAt ?? null];
+  return [record.id, JSON.stringify(record), record.activeTurn ? 1 : 0, record.status === 'ended' ? record.endedAt : null];
 }

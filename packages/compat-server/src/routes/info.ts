@@ -1,4 +1,4 @@
-import type { AgentDescription } from '../session/runtime.ts';
+import type { AgentDescription } from '@eve-flue/session-contract';
 
 const owner = { kind: 'application' } as const;
 

@@ -1,10 +1,12 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { HEADERS, ROUTES, type AcceptedBody, type CancelBody, type ControlBody, type ResetBody } from '@eve-flue/eve-protocol';
+import type { CommandKind, CommandOf, CommandResult } from '@eve-flue/session-contract';
 import { principalOf } from '../auth/middleware.ts';
 import { toMessageInput, type UploadPolicy } from '../http/message.ts';
 import { cancelBody, createBody, followUpBody, resetBody } from '../http/schemas.ts';
 import type { Journal } from '../journal/journal.ts';
 import { RequestError } from '../session/errors.ts';
+import { newDeliveryId } from '../session/ids.ts';
 import type { Sessions } from '../session/sessions.ts';
 import { writeNdjsonStream, type StreamLifecycle, type StreamTimings } from '../stream/ndjson-stream.ts';
 import { resolveStreamPlan } from '../stream/plan.ts';
@@ -21,71 +23,100 @@ export interface SessionRoutesOptions {
 function jsonBody(request: Request): unknown {
   const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
   if (hasBody && !request.is('application/json')) {
-    throw new RequestError(415, 'unsupported_media_type', 'Send the request body as application/json.');
+    throw new RequestError('unsupported_media_type', 'Send the request body as application/json.');
   }
   return request.body ?? {};
 }
 
 const sessionIdOf = (request: Request): string => String(request.params.sessionId);
 
+type Answer = { status: number; body: AcceptedBody | CancelBody | ControlBody | ResetBody; sessionId?: string };
+
+/** A POST route of a session command: how a request becomes the command, and how its result is answered. */
+interface CommandRoute<K extends CommandKind> {
+  command(request: Request): CommandOf<K>;
+  answer(result: CommandResult<K>, command: CommandOf<K>): Answer;
+}
+
+const accepted = (sessionId: string, deliveryId?: string): Answer => ({
+  status: 202,
+  sessionId,
+  body: { ok: true, sessionId, status: 'accepted', ...(deliveryId !== undefined ? { deliveryId } : {}) },
+});
+
+/** `accepted` (202, naming the session) or the status alone (200). */
+const acceptedOr = (status: 'accepted' | 'no_active_turn' | 'no_active_session', sessionId: string): Answer =>
+  status === 'accepted' ? { status: 202, body: { ok: true, status, sessionId } } : { status: 200, body: { ok: true, status } };
+
 export function sessionRoutes({ sessions, journal, uploads, stream, lifecycle }: SessionRoutesOptions): Router {
   const router = Router();
-  const accepted = (sessionId: string, deliveryId?: string): AcceptedBody => ({
-    ok: true,
-    sessionId,
-    status: 'accepted',
-    ...(deliveryId !== undefined ? { deliveryId } : {}),
-  });
 
-  router.post(ROUTES.sessions, (async (request, response) => {
-    const body = createBody.parse(jsonBody(request));
-    const input = body.message === undefined ? undefined : toMessageInput(body.message, uploads, body.clientContext);
-    const sessionId = await sessions.create(principalOf(request), input, body.operationId);
-    response.status(202).set(HEADERS.sessionId, sessionId).set('cache-control', 'no-store').json(accepted(sessionId));
-  }) satisfies RequestHandler);
-
-  router.post(ROUTES.session, (async (request, response) => {
-    const sessionId = sessionIdOf(request);
-    const body = followUpBody.parse(jsonBody(request));
-    const deliveryId = body.inputResponses
-      ? await sessions.respond(sessionId, body.inputResponses)
-      : await sessions.send(
-          sessionId,
-          principalOf(request),
-          toMessageInput(body.message!, uploads, body.clientContext),
-          body.turnPolicy ?? 'steer',
-        );
-    response.status(202).set(HEADERS.sessionId, sessionId).set('cache-control', 'no-store').json(accepted(sessionId, deliveryId));
-  }) satisfies RequestHandler);
-
-  router.post(ROUTES.cancel, (async (request, response) => {
-    const sessionId = sessionIdOf(request);
-    const { turnId } = cancelBody.parse(jsonBody(request));
-    const status = await sessions.cancel(sessionId, turnId);
-    const body: CancelBody = status === 'accepted' ? { ok: true, status, sessionId } : { ok: true, status };
-    response.status(status === 'accepted' ? 202 : 200).json(body);
-  }) satisfies RequestHandler);
-
-  for (const [route, control] of [
-    [ROUTES.clear, (id: string) => sessions.clear(id)],
-    [ROUTES.compact, (id: string) => sessions.compact(id)],
-  ] as const) {
-    router.post(route, (async (request, response) => {
-      const sessionId = sessionIdOf(request);
-      jsonBody(request);
-      const status = await control(sessionId);
-      const body: ControlBody = status === 'accepted' ? { ok: true, status, sessionId } : { ok: true, status };
-      response.status(status === 'accepted' ? 202 : 200).json(body);
+  function post<K extends CommandKind>(path: string, route: CommandRoute<K>): void {
+    router.post(path, (async (request, response) => {
+      const command = route.command(request);
+      const { status, body, sessionId } = route.answer(await sessions.execute(command), command);
+      if (sessionId !== undefined) response.set(HEADERS.sessionId, sessionId).set('cache-control', 'no-store');
+      response.status(status).json(body);
     }) satisfies RequestHandler);
   }
 
-  router.post(ROUTES.reset, (async (request, response) => {
+  post<'create'>(ROUTES.sessions, {
+    command: (request) => {
+      const body = createBody.parse(jsonBody(request));
+      return {
+        kind: 'create',
+        principal: principalOf(request),
+        ...(body.message !== undefined ? { input: toMessageInput(body.message, uploads, body.clientContext) } : {}),
+        ...(body.operationId !== undefined ? { operationId: body.operationId } : {}),
+      };
+    },
+    answer: (sessionId) => accepted(sessionId),
+  });
+
+  // A follow-up is a message or answers: two commands behind one route.
+  router.post(ROUTES.session, (async (request, response) => {
     const sessionId = sessionIdOf(request);
-    resetBody.parse(jsonBody(request));
-    const status = await sessions.reset(sessionId);
-    const body: ResetBody = status === 'reset' ? { ok: true, status, previousSessionId: sessionId } : { ok: true, status };
-    response.status(200).json(body);
+    const body = followUpBody.parse(jsonBody(request));
+    const deliveryId =
+      body.kind === 'answers'
+        ? await sessions.execute({ kind: 'respond', sessionId, responses: body.inputResponses })
+        : await sessions.execute({
+            kind: 'send',
+            sessionId,
+            principal: principalOf(request),
+            input: toMessageInput(body.message, uploads, body.clientContext),
+            policy: body.turnPolicy,
+            deliveryId: newDeliveryId(),
+          });
+    const { status, body: answer } = accepted(sessionId, deliveryId);
+    response.status(status).set(HEADERS.sessionId, sessionId).set('cache-control', 'no-store').json(answer);
   }) satisfies RequestHandler);
+
+  post<'cancel'>(ROUTES.cancel, {
+    command: (request) => {
+      const { turnId } = cancelBody.parse(jsonBody(request));
+      return { kind: 'cancel', sessionId: sessionIdOf(request), ...(turnId !== undefined ? { turnId } : {}) };
+    },
+    answer: (status, { sessionId }) => acceptedOr(status, sessionId),
+  });
+
+  post<'clear'>(ROUTES.clear, {
+    command: (request) => (jsonBody(request), { kind: 'clear', sessionId: sessionIdOf(request) }),
+    answer: (status, { sessionId }) => acceptedOr(status, sessionId),
+  });
+
+  post<'compact'>(ROUTES.compact, {
+    command: (request) => (jsonBody(request), { kind: 'compact', sessionId: sessionIdOf(request) }),
+    answer: (status, { sessionId }) => acceptedOr(status, sessionId),
+  });
+
+  post<'reset'>(ROUTES.reset, {
+    command: (request) => (resetBody.parse(jsonBody(request)), { kind: 'reset', sessionId: sessionIdOf(request) }),
+    answer: (status, { sessionId }) => ({
+      status: 200,
+      body: status === 'reset' ? { ok: true, status, previousSessionId: sessionId } : { ok: true, status },
+    }),
+  });
 
   router.get(ROUTES.stream, (async (request, response) => {
     const plan = await resolveStreamPlan(sessions, journal, sessionIdOf(request), request.query);

@@ -1,3 +1,6 @@
+import type { ErrorCode } from '@eve-flue/eve-protocol';
+import type { SessionBoundCommand } from '@eve-flue/session-contract';
+
 /**
  * How several bridge instances that share one journal agree on who runs each session: one
  * owner at a time, held by a lease the owner renews; commands that land elsewhere are forwarded
@@ -14,26 +17,14 @@ export interface SessionCluster {
   holds(sessionId: string): boolean;
   /** Whether anyone holds the session's lease. */
   isHeld(sessionId: string): Promise<boolean>;
-  /** Sends a command to the owner and waits for its answer; rejects with OwnerUnreachableError. */
-  forward(owner: string, command: SessionCommand): Promise<unknown>;
-  /** Answers the commands other instances forward here. */
-  serve(handler: (command: SessionCommand) => Promise<unknown>): void;
+  /**
+   * Sends a command to the owner and resolves with its answer, still to be checked against the
+   * command's result schema; rejects with OwnerUnreachableError, or the RequestError it refused with.
+   */
+  forward(owner: string, command: SessionBoundCommand): Promise<unknown>;
+  /** Answers the commands other instances forward here, each checked against its schema on arrival. */
+  serve(handler: (command: SessionBoundCommand) => Promise<unknown>): void;
   close(): Promise<void>;
-}
-
-/** A command as it travels between instances: plain JSON. */
-export type SessionCommand =
-  | { kind: 'send'; sessionId: string; principal?: { id: string; type: 'user' | 'service' }; input: WireMessage; policy: 'steer' | 'queue'; deliveryId: string }
-  | { kind: 'respond'; sessionId: string; responses: { requestId: string; optionId?: string; text?: string }[] }
-  | { kind: 'cancel'; sessionId: string; turnId?: string }
-  | { kind: 'clear' | 'compact' | 'reset'; sessionId: string };
-
-/** A message with its file bytes as base64, so it can cross to another instance. */
-export interface WireMessage {
-  text: string;
-  parts: unknown[];
-  files: { mediaType: string; filename?: string; base64?: string; url?: string }[];
-  clientContext?: unknown;
 }
 
 /** The owner did not answer in time: it may have died; its lease will tell. */
@@ -43,7 +34,6 @@ export class OwnerUnreachableError extends Error {
 
 /** A refusal the owner answered with, carried back to the instance that forwarded the command. */
 export interface ForwardedRefusal {
-  status: number;
-  code: string;
+  code: ErrorCode;
   message: string;
 }

@@ -1,17 +1,16 @@
-import type { InputResponse } from '@eve-flue/eve-protocol';
-import type { Principal } from '../auth/route-auth.ts';
+import { dispatch, parseCommandResult, type CommandHandlers, type CommandKind, type CommandOf, type CommandResult, type SessionBoundCommand } from '@eve-flue/session-contract';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
-import { OwnerUnreachableError, type SessionCluster, type SessionCommand, type WireMessage } from './cluster.ts';
+import { OwnerUnreachableError, type SessionCluster } from './cluster.ts';
 import { RequestError } from './errors.ts';
-import { newDeliveryId } from './ids.ts';
-import type { MessageInput, SessionManager, TurnPolicy } from './manager.ts';
+import type { SessionManager } from './manager.ts';
 import type { Sessions } from './sessions.ts';
 
 /**
- * Sessions across several instances. Each command runs on the instance that owns the session
- * (claiming it when nobody does); from elsewhere it is forwarded there. An instance that dies
- * loses its leases; any other then ends its running turns as interrupted and takes over.
+ * Sessions across several instances: a router. Each command runs on the instance that owns the
+ * session (claiming it when nobody does); from elsewhere it is forwarded there, and the answer is
+ * checked against the command's result schema. An instance that dies loses its leases; any other
+ * then ends its running turns as interrupted and takes over.
  */
 export class ClusteredSessions implements Sessions {
   readonly #local: SessionManager;
@@ -36,45 +35,24 @@ export class ClusteredSessions implements Sessions {
     this.#sweeper.unref();
   }
 
-  async create(principal: Principal | undefined, input: MessageInput | undefined, operationId?: string): Promise<string> {
-    const sessionId = await this.#local.create(principal, input, operationId);
-    await this.#cluster.claim(sessionId);
-    return sessionId;
+  execute<K extends CommandKind>(command: CommandOf<K>): Promise<CommandResult<K>> {
+    return dispatch(this.#handlers, command);
   }
 
-  async send(sessionId: string, principal: Principal | undefined, input: MessageInput, policy: TurnPolicy): Promise<string> {
-    const deliveryId = newDeliveryId();
-    const command: SessionCommand = { kind: 'send', sessionId, input: toWire(input), policy, deliveryId, ...(principal ? { principal } : {}) };
-    await this.#route(command, () => this.#local.send(sessionId, principal, input, policy, deliveryId));
-    return deliveryId;
-  }
-
-  respond(sessionId: string, responses: readonly InputResponse[]): Promise<string> {
-    return this.#route({ kind: 'respond', sessionId, responses: [...responses] }, () => this.#local.respond(sessionId, responses));
-  }
-
-  cancel(sessionId: string, turnId?: string): Promise<'accepted' | 'no_active_turn'> {
-    return this.#route({ kind: 'cancel', sessionId, ...(turnId ? { turnId } : {}) }, () => this.#local.cancel(sessionId, turnId));
-  }
-
-  clear(sessionId: string): Promise<'accepted' | 'no_active_session'> {
-    return this.#route({ kind: 'clear', sessionId }, () => this.#local.clear(sessionId));
-  }
-
-  compact(sessionId: string): Promise<'accepted' | 'no_active_session'> {
-    return this.#route({ kind: 'compact', sessionId }, () => this.#local.compact(sessionId));
-  }
-
-  reset(sessionId: string): Promise<'reset' | 'no_active_session'> {
-    return this.#route({ kind: 'reset', sessionId }, () => this.#resetHere(sessionId));
-  }
-
-  /** An ended session needs no owner: its lease goes with it. */
-  async #resetHere(sessionId: string): Promise<'reset' | 'no_active_session'> {
-    const status = await this.#local.reset(sessionId);
-    if (status === 'reset') await this.#cluster.release(sessionId);
-    return status;
-  }
+  readonly #handlers: CommandHandlers = {
+    // A new session has no owner yet: it is created here, and this instance takes it.
+    create: async (command) => {
+      const sessionId = await this.#local.execute(command);
+      await this.#cluster.claim(sessionId);
+      return sessionId;
+    },
+    send: (command) => this.#route(command),
+    respond: (command) => this.#route(command),
+    cancel: (command) => this.#route(command),
+    clear: (command) => this.#route(command),
+    compact: (command) => this.#route(command),
+    reset: (command) => this.#route(command),
+  };
 
   streamAccess(sessionId: string): Promise<'ok' | 'not_found' | 'expired'> {
     return this.#local.streamAccess(sessionId);
@@ -104,7 +82,7 @@ export class ClusteredSessions implements Sessions {
   }
 
   /** Runs a command where the session is owned: here (claiming it if free), or forwarded there. */
-  async #route<T>(command: SessionCommand, here: () => Promise<T>): Promise<T> {
+  async #route<K extends SessionBoundCommand['kind']>(command: CommandOf<K>): Promise<CommandResult<K>> {
     for (;;) {
       const { owner, fresh } = await this.#cluster.claim(command.sessionId);
       if (owner === this.#cluster.instanceId) {
@@ -112,65 +90,29 @@ export class ClusteredSessions implements Sessions {
           this.#local.forget(command.sessionId);
           await this.#local.recoverSession(command.sessionId);
         }
-        return here();
+        return this.#runHere(command);
       }
       try {
-        return (await this.#cluster.forward(owner, command)) as T;
+        return parseCommandResult(command.kind, await this.#cluster.forward(owner, command));
       } catch (error) {
         // An owner that does not answer and no longer holds its lease is gone: claim and retry.
-        if (!(error instanceof OwnerUnreachableError) || (await this.#cluster.isHeld(command.sessionId))) {
-          if (error instanceof OwnerUnreachableError) throw new RequestError(503, 'service_unavailable', 'The instance running this session is not answering.');
-          throw error;
-        }
+        if (!(error instanceof OwnerUnreachableError)) throw error;
+        if (await this.#cluster.isHeld(command.sessionId)) throw new RequestError('service_unavailable', 'The instance running this session is not answering.');
       }
     }
+  }
+
+  /** An ended session needs no owner: its lease goes with it. */
+  async #runHere<K extends SessionBoundCommand['kind']>(command: CommandOf<K>): Promise<CommandResult<K>> {
+    const result = await this.#local.execute(command);
+    if (command.kind === 'reset' && result === 'reset') await this.#cluster.release(command.sessionId);
+    return result;
   }
 
   /** A command forwarded here: run it if this instance (still) owns the session. */
-  async #serve(command: SessionCommand): Promise<unknown> {
+  async #serve(command: SessionBoundCommand): Promise<unknown> {
     const { owner } = await this.#cluster.claim(command.sessionId);
-    if (owner !== this.#cluster.instanceId) throw new RequestError(503, 'service_unavailable', 'This session moved to another instance; try again.');
-    switch (command.kind) {
-      case 'send':
-        return this.#local.send(command.sessionId, command.principal, fromWire(command.input), command.policy, command.deliveryId);
-      case 'respond':
-        return this.#local.respond(command.sessionId, command.responses);
-      case 'cancel':
-        return this.#local.cancel(command.sessionId, command.turnId);
-      case 'clear':
-        return this.#local.clear(command.sessionId);
-      case 'compact':
-        return this.#local.compact(command.sessionId);
-      case 'reset':
-        return this.#resetHere(command.sessionId);
-    }
+    if (owner !== this.#cluster.instanceId) throw new RequestError('service_unavailable', 'This session moved to another instance; try again.');
+    return this.#runHere(command);
   }
-}
-
-function toWire(input: MessageInput): WireMessage {
-  return {
-    text: input.text,
-    parts: input.parts,
-    files: input.files.map((file) => ({
-      mediaType: file.mediaType,
-      ...(file.filename !== undefined ? { filename: file.filename } : {}),
-      ...(file.data ? { base64: Buffer.from(file.data).toString('base64') } : {}),
-      ...(file.url !== undefined ? { url: file.url } : {}),
-    })),
-    ...(input.clientContext !== undefined ? { clientContext: input.clientContext } : {}),
-  };
-}
-
-function fromWire(wire: WireMessage): MessageInput {
-  return {
-    text: wire.text,
-    parts: wire.parts as MessageInput['parts'],
-    files: wire.files.map((file) => ({
-      mediaType: file.mediaType,
-      ...(file.filename !== undefined ? { filename: file.filename } : {}),
-      ...(file.base64 !== undefined ? { data: Buffer.from(file.base64, 'base64') } : {}),
-      ...(file.url !== undefined ? { url: file.url } : {}),
-    })),
-    ...(wire.clientContext !== undefined ? { clientContext: wire.clientContext } : {}),
-  };
 }

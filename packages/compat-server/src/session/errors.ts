@@ -1,16 +1,17 @@
 import type { ErrorCode } from '@eve-flue/eve-protocol';
 
-/** A refusal the HTTP layer turns into `{ok:false, error, code}` with `status`. */
+/**
+ * A refusal, answered as `{ok:false, error, code}`. It names only the code: each transport reads
+ * its HTTP status or WebSocket close code from eve-protocol's `ERRORS`.
+ */
 export class RequestError extends Error {
-  readonly status: number;
+  override name = 'RequestError';
   readonly code: ErrorCode;
 
-  constructor(status: number, code: ErrorCode, message: string) {
+  constructor(code: ErrorCode, message: string) {
     super(message);
-    this.name = 'RequestError';
-    this.status = status;
     this.code = code;
   }
 }
 
-export const sessionNotActive = () => new RequestError(409, 'session_not_active', 'The session is no longer active.');
+export const sessionNotActive = () => new RequestError('session_not_active', 'The session is no longer active.');

@@ -1,20 +1,23 @@
-import type { EveEventDraft, InputResponse } from '@eve-flue/eve-protocol';
-import type { Principal } from '../auth/route-auth.ts';
-import { SessionTakenOverError, StoreUnavailableError } from '../journal/errors.ts';
+import type { EveEventDraft } from '@eve-flue/eve-protocol';
+import {
+  dispatch,
+  TurnError,
+  type AgentRuntime,
+  type CommandHandlers,
+  type CommandKind,
+  type CommandOf,
+  type CommandResult,
+  type UserMessage,
+} from '@eve-flue/session-contract';
+import { StoreUnavailableError } from '../journal/errors.ts';
 import type { Journal, SessionRecord } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { TurnOutcome } from '../observer.ts';
 import { RequestError, sessionNotActive } from './errors.ts';
 import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
-import type { AgentRuntime, UserMessage } from './runtime.ts';
 import { SessionLog } from './session-log.ts';
 import type { Sessions } from './sessions.ts';
 import { Turn } from './turn.ts';
-
-export type TurnPolicy = 'steer' | 'queue';
-
-/** What a caller sends: the message without the ids the manager assigns. */
-export type MessageInput = Omit<UserMessage, 'deliveryId' | 'principal'>;
 
 type Work = { kind: 'message'; message: UserMessage } | { kind: 'clear' } | { kind: 'compact' };
 
@@ -151,9 +154,26 @@ export class SessionManager implements Sessions {
     return expired.length;
   }
 
-  async create(principal: Principal | undefined, input: MessageInput | undefined, operationId?: string): Promise<string> {
-    if (operationId !== undefined && principal === undefined) {
-      throw new RequestError(400, 'operation_id_requires_auth', 'operationId needs an authenticated caller.');
+  /** Runs a session command here. */
+  execute<K extends CommandKind>(command: CommandOf<K>): Promise<CommandResult<K>> {
+    return dispatch(this.#handlers, command);
+  }
+
+  readonly #handlers: CommandHandlers = {
+    create: (command) => this.#create(command),
+    send: (command) => this.#send(command),
+    respond: (command) => this.#respond(command),
+    cancel: (command) => this.#cancel(command),
+    clear: (command) => this.#clear(command),
+    compact: (command) => this.#compact(command),
+    reset: (command) => this.#reset(command),
+  };
+
+  async #create({ principal, input, operationId }: CommandOf<'create'>): Promise<string> {
+    let operationKey: string | undefined;
+    if (operationId !== undefined) {
+      if (!principal) throw new RequestError('operation_id_requires_auth', 'operationId needs an authenticated caller.');
+      operationKey = `${principal.id}\u0000${operationId}`;
     }
     const candidate: SessionRecord = {
       id: newSessionId(),
@@ -162,7 +182,6 @@ export class SessionManager implements Sessions {
       turnCount: 0,
       ...(principal ? { principalId: principal.id } : {}),
     };
-    const operationKey = operationId === undefined ? undefined : `${principal!.id}\u0000${operationId}`;
     const record = await this.#journal.createSession(candidate, operationKey);
     if (record.id !== candidate.id) return record.id;
     if (input) {
@@ -173,7 +192,7 @@ export class SessionManager implements Sessions {
     return record.id;
   }
 
-  async send(sessionId: string, principal: Principal | undefined, input: MessageInput, policy: TurnPolicy, deliveryId = newDeliveryId()): Promise<string> {
+  async #send({ sessionId, principal, input, policy, deliveryId }: CommandOf<'send'>): Promise<string> {
     const session = await this.#open(sessionId);
     const message: UserMessage = { ...input, deliveryId, principal };
     const turn = session.turn;
@@ -187,18 +206,18 @@ export class SessionManager implements Sessions {
     return message.deliveryId;
   }
 
-  async respond(sessionId: string, responses: readonly InputResponse[]): Promise<string> {
+  async #respond({ sessionId, responses }: CommandOf<'respond'>): Promise<string> {
     const session = await this.#open(sessionId);
     const turn = session.turn;
     if (!turn || turn.answers(responses).length === 0) {
-      throw new RequestError(409, 'unknown_input_request', 'No open input request of this session matches those requestIds.');
+      throw new RequestError('unknown_input_request', 'No open input request of this session matches those requestIds.');
     }
     const deliveryId = newDeliveryId();
     await turn.answer(responses, deliveryId);
     return deliveryId;
   }
 
-  async cancel(sessionId: string, turnId?: string): Promise<'accepted' | 'no_active_turn'> {
+  async #cancel({ sessionId, turnId }: CommandOf<'cancel'>): Promise<CommandResult<'cancel'>> {
     const session = await this.#find(sessionId);
     if (!session || session.record.status !== 'open') return 'no_active_turn';
     const turn = session.turn;
@@ -206,7 +225,7 @@ export class SessionManager implements Sessions {
     return 'accepted';
   }
 
-  async clear(sessionId: string): Promise<'accepted' | 'no_active_session'> {
+  async #clear({ sessionId }: CommandOf<'clear'>): Promise<CommandResult<'clear'>> {
     const session = await this.#find(sessionId);
     if (!session || session.record.status !== 'open') return 'no_active_session';
     // A turn parked on a person is withdrawn by a clear; a running one finishes first.
@@ -215,14 +234,14 @@ export class SessionManager implements Sessions {
     return 'accepted';
   }
 
-  async compact(sessionId: string): Promise<'accepted' | 'no_active_session'> {
+  async #compact({ sessionId }: CommandOf<'compact'>): Promise<CommandResult<'compact'>> {
     const session = await this.#find(sessionId);
     if (!session || session.record.status !== 'open') return 'no_active_session';
     this.#enqueue(session, { kind: 'compact' });
     return 'accepted';
   }
 
-  async reset(sessionId: string): Promise<'reset' | 'no_active_session'> {
+  async #reset({ sessionId }: CommandOf<'reset'>): Promise<CommandResult<'reset'>> {
     const session = await this.#find(sessionId);
     if (!session || session.record.status !== 'open') return 'no_active_session';
     const live = this.#hold(session);
@@ -414,7 +433,7 @@ async function withStoreRetries<T>(write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError) || error instanceof SessionTakenOverError || delay > 3_200) throw error;
+      if (!(error instanceof StoreUnavailableError) || delay > 3_200) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
@@ -435,7 +454,7 @@ function foldSteering(messages: UserMessage[]): UserMessage | undefined {
 }
 
 function turnFailed(turn: Turn, error: unknown): EveEventDraft {
-  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'turn_failed';
+  const code = error instanceof TurnError ? error.code : 'turn_failed';
   const message = error instanceof Error ? error.message : 'The turn failed.';
   return { type: 'turn.failed', data: { ...turn.coordinates, code, message, terminal: false } };
 }

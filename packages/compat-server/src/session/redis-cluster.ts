@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import type { ErrorCode } from '@eve-flue/eve-protocol';
+import { z } from 'zod';
+import { isErrorCode, type ErrorCode } from '@eve-flue/eve-protocol';
+import { encodeCommand, sessionCommand, type SessionBoundCommand } from '@eve-flue/session-contract';
 import { storeCall } from '../journal/errors.ts';
-import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster, type SessionCommand } from './cluster.ts';
+import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster } from './cluster.ts';
 import { RequestError } from './errors.ts';
 
 /** Sets the lease if it is free or already ours. KEYS: lease. ARGV: instance id, ttl ms. */
@@ -29,7 +31,23 @@ export interface RedisClusterOptions {
   forwardTimeoutMs?: number;
 }
 
-type Reply = { id: string; ok: true; value: unknown } | { id: string; ok: false; refusal: ForwardedRefusal };
+/** What travels between instances, checked on arrival: a command (checked by its own schema) or a reply. */
+const envelopeSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('command'), id: z.string().min(1), from: z.string().min(1), command: z.unknown() }),
+  z.object({
+    type: z.literal('reply'),
+    reply: z.discriminatedUnion('ok', [
+      z.object({ id: z.string().min(1), ok: z.literal(true), value: z.unknown() }),
+      z.object({
+        id: z.string().min(1),
+        ok: z.literal(false),
+        refusal: z.object({ code: z.custom<ErrorCode>((code) => typeof code === 'string' && isErrorCode(code)), message: z.string() }),
+      }),
+    ]),
+  }),
+]);
+type Envelope = z.input<typeof envelopeSchema>;
+type Reply = Extract<Envelope, { type: 'reply' }>['reply'];
 
 /** Session ownership by Redis leases, and command forwarding by Redis pub/sub. */
 export class RedisSessionCluster implements SessionCluster {
@@ -42,7 +60,7 @@ export class RedisSessionCluster implements SessionCluster {
   readonly #held = new Set<string>();
   readonly #pending = new Map<string, (reply: Reply) => void>();
   readonly #renewal: NodeJS.Timeout;
-  #handler: ((command: SessionCommand) => Promise<unknown>) | undefined;
+  #handler: ((command: SessionBoundCommand) => Promise<unknown>) | undefined;
   readonly #subscribed: Promise<unknown>;
 
   constructor(url: string, options: RedisClusterOptions = {}) {
@@ -53,9 +71,17 @@ export class RedisSessionCluster implements SessionCluster {
     this.#leaseMs = options.leaseMs ?? 3_000;
     this.#forwardTimeoutMs = options.forwardTimeoutMs ?? 10_000;
     this.#subscribed = this.#subscriber.subscribe(this.#inbox(this.instanceId)).catch(() => undefined);
-    this.#subscriber.on('message', (_channel: string, message: string) => void this.#receive(JSON.parse(message) as Envelope));
+    this.#subscriber.on('message', (_channel: string, message: string) => void this.#receive(message));
     this.#renewal = setInterval(() => void this.#renew(), Math.floor(this.#leaseMs / 3));
     this.#renewal.unref();
+  }
+
+  /**
+   * What a journal on the same Redis checks before each append: the key of the session's lease
+   * and this instance's id, so that an instance that lost a session cannot write to it.
+   */
+  get fence(): { holder: string; key: (sessionId: string) => string } {
+    return { holder: this.instanceId, key: (sessionId) => this.#lease(sessionId) };
   }
 
   /** Resolves once this instance can receive forwarded commands. */
@@ -87,9 +113,9 @@ export class RedisSessionCluster implements SessionCluster {
     return (await storeCall(() => this.#redis.exists(this.#lease(sessionId)))) === 1;
   }
 
-  async forward(owner: string, command: SessionCommand): Promise<unknown> {
+  async forward(owner: string, command: SessionBoundCommand): Promise<unknown> {
     const id = nanoid();
-    const envelope: Envelope = { type: 'command', id, from: this.instanceId, command };
+    const envelope: Envelope = { type: 'command', id, from: this.instanceId, command: encodeCommand(command) };
     let settle!: (reply: Reply) => void;
     const reply = new Promise<Reply>((resolve) => (settle = resolve));
     this.#pending.set(id, settle);
@@ -103,14 +129,14 @@ export class RedisSessionCluster implements SessionCluster {
         }),
       ]);
       if (answer.ok) return answer.value;
-      throw new RequestError(answer.refusal.status, answer.refusal.code as ErrorCode, answer.refusal.message);
+      throw new RequestError(answer.refusal.code, answer.refusal.message);
     } finally {
       clearTimeout(timer);
       this.#pending.delete(id);
     }
   }
 
-  serve(handler: (command: SessionCommand) => Promise<unknown>): void {
+  serve(handler: (command: SessionBoundCommand) => Promise<unknown>): void {
     this.#handler = handler;
   }
 
@@ -121,7 +147,11 @@ export class RedisSessionCluster implements SessionCluster {
     this.#subscriber.disconnect();
   }
 
-  async #receive(envelope: Envelope): Promise<void> {
+  async #receive(message: string): Promise<void> {
+    const parsed = envelopeSchema.safeParse(parseJson(message));
+    // Another instance's bug (or another program on this channel) must not reach the sessions.
+    if (!parsed.success) return;
+    const envelope = parsed.data;
     if (envelope.type === 'reply') {
       this.#pending.get(envelope.reply.id)?.(envelope.reply);
       this.#pending.delete(envelope.reply.id);
@@ -129,12 +159,14 @@ export class RedisSessionCluster implements SessionCluster {
     }
     let reply: Reply;
     try {
-      reply = { id: envelope.id, ok: true, value: (await this.#handler?.(envelope.command)) ?? null };
+      const command = sessionCommand.parse(envelope.command);
+      if (command.kind === 'create') throw new RequestError('invalid_request', 'A new session is created where it is asked for.');
+      reply = { id: envelope.id, ok: true, value: (await this.#handler?.(command)) ?? null };
     } catch (error) {
       const refusal: ForwardedRefusal =
         error instanceof RequestError
-          ? { status: error.status, code: error.code, message: error.message }
-          : { status: 503, code: 'service_unavailable', message: 'The instance running this session could not handle the request.' };
+          ? { code: error.code, message: error.message }
+          : { code: 'service_unavailable', message: 'The instance running this session could not handle the request.' };
       reply = { id: envelope.id, ok: false, refusal };
     }
     await this.#redis.publish(this.#inbox(envelope.from), JSON.stringify({ type: 'reply', reply } satisfies Envelope)).catch(() => undefined);
@@ -161,4 +193,10 @@ export class RedisSessionCluster implements SessionCluster {
 
 }
 
-type Envelope = { type: 'command'; id: string; from: string; command: SessionCommand } | { type: 'reply'; reply: Reply };
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

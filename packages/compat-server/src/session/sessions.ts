@@ -1,16 +1,9 @@
-import type { InputResponse } from '@eve-flue/eve-protocol';
-import type { Principal } from '../auth/route-auth.ts';
-import type { MessageInput, TurnPolicy } from './manager.ts';
+import type { CommandKind, CommandOf, CommandResult } from '@eve-flue/session-contract';
 
 /** What the routes ask of sessions: one process's SessionManager, or a cluster of them. */
 export interface Sessions {
-  create(principal: Principal | undefined, input: MessageInput | undefined, operationId?: string): Promise<string>;
-  send(sessionId: string, principal: Principal | undefined, input: MessageInput, policy: TurnPolicy): Promise<string>;
-  respond(sessionId: string, responses: readonly InputResponse[]): Promise<string>;
-  cancel(sessionId: string, turnId?: string): Promise<'accepted' | 'no_active_turn'>;
-  clear(sessionId: string): Promise<'accepted' | 'no_active_session'>;
-  compact(sessionId: string): Promise<'accepted' | 'no_active_session'>;
-  reset(sessionId: string): Promise<'reset' | 'no_active_session'>;
+  /** The one entry point of every session command. */
+  execute<K extends CommandKind>(command: CommandOf<K>): Promise<CommandResult<K>>;
   streamAccess(sessionId: string): Promise<'ok' | 'not_found' | 'expired'>;
   recoverInterruptedTurns(): Promise<number>;
   sweepExpired(): Promise<number>;

@@ -11,14 +11,14 @@ import { newRequestId, turnIdFor } from './ids.ts';
 import type { SessionLog } from './session-log.ts';
 import type {
   AuthorizationChallengeInput,
-  AuthorizationResult,
+  SignInOutcome,
   InputQuestion,
   StepEnd,
   StepEventData,
   StepEventType,
   TurnContext,
   UserMessage,
-} from './runtime.ts';
+} from '@eve-flue/session-contract';
 
 interface OpenRequest {
   request: InputRequest;
@@ -39,9 +39,9 @@ export class Turn implements TurnContext {
   readonly #deliveryIds: string[];
   readonly #open = new Map<string, OpenRequest>();
   /** Sign-ins this turn is parked on, by attempt id: each withdrawn with an outcome. */
-  readonly #signIns = new Map<string, (outcome: AuthorizationResult) => void>();
+  readonly #signIns = new Map<string, (outcome: SignInOutcome) => void>();
   /** Sign-ins still being reported, so the turn's end waits for their last events. */
-  readonly #parkedSignIns = new Set<Promise<AuthorizationResult>>();
+  readonly #parkedSignIns = new Set<Promise<SignInOutcome>>();
   #steering: UserMessage[] = [];
   #steeringArrived: (() => void) | undefined;
   #stepIndex = -1;
@@ -144,7 +144,7 @@ export class Turn implements TurnContext {
     return Promise.all(resolutions);
   }
 
-  async awaitAuthorization(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult> {
+  async awaitAuthorization(challenge: AuthorizationChallengeInput, result: Promise<SignInOutcome>): Promise<SignInOutcome> {
     const parked = this.#parkOnSignIn(challenge, result);
     this.#parkedSignIns.add(parked);
     try {
@@ -154,9 +154,9 @@ export class Turn implements TurnContext {
     }
   }
 
-  async #parkOnSignIn(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult> {
+  async #parkOnSignIn(challenge: AuthorizationChallengeInput, result: Promise<SignInOutcome>): Promise<SignInOutcome> {
     const common = { ...this.#stepCoordinates(), name: challenge.name, attemptId: challenge.attemptId, ...this.#principalField() };
-    const withdrawn = new Promise<AuthorizationResult>((resolve) => this.#signIns.set(challenge.attemptId, resolve));
+    const withdrawn = new Promise<SignInOutcome>((resolve) => this.#signIns.set(challenge.attemptId, resolve));
     if (this.signal.aborted) this.#signIns.get(challenge.attemptId)!({ outcome: 'declined', reason: 'the turn ended' });
     await this.write([
       {
@@ -232,7 +232,7 @@ export class Turn implements TurnContext {
     this.#steeringArrived?.();
   }
 
-  #withdrawSignIns(outcome: AuthorizationResult): void {
+  #withdrawSignIns(outcome: SignInOutcome): void {
     for (const withdraw of [...this.#signIns.values()]) withdraw(outcome);
   }
 

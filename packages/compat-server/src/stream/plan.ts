@@ -32,8 +32,8 @@ export async function resolveStreamPlan(
 ): Promise<StreamPlan> {
   const query = streamQuery.parse(rawQuery);
   const access = await sessions.streamAccess(sessionId);
-  if (access === 'not_found') throw new RequestError(404, 'session_not_found', 'Session not found.');
-  if (access === 'expired') throw new RequestError(410, 'session_expired', 'The session ended and its stream is past retention.');
+  if (access === 'not_found') throw new RequestError('session_not_found', 'Session not found.');
+  if (access === 'expired') throw new RequestError('session_expired', 'The session ended and its stream is past retention.');
   const tail = await journal.tail(sessionId);
   const startIndex = query.startIndex ?? 0;
   const from = startIndex >= 0 ? startIndex : Math.max(0, tail + 1 + startIndex);

@@ -3,28 +3,27 @@ import { parse as parseQuery } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { CorsOptions } from 'cors';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ZodError } from 'zod';
-import { EVE_BASE_PATH, errorBody, isTerminal, type ErrorCode } from '@eve-flue/eve-protocol';
+import {
+  CLOSE_CODES,
+  ERRORS,
+  EVE_BASE_PATH,
+  ROUTES,
+  TAIL_INDEX_CONTROL,
+  WEBSOCKET_PROTOCOL,
+  BEARER_PROTOCOL_PREFIX,
+  errorBody,
+  isTerminal,
+  type ErrorCode,
+} from '@eve-flue/eve-protocol';
 import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
-import { describeZodError } from '../http/errors.ts';
-import { StoreUnavailableError } from '../journal/errors.ts';
+import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
-import { RequestError } from '../session/errors.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
 import { resolveStreamPlan, type StreamAccess, type StreamPlan } from './plan.ts';
-
-/** The subprotocol a client offers and the server answers with. */
-export const WEBSOCKET_PROTOCOL = 'eve.v1';
-/** A client that cannot set headers offers `bearer.<token>` next to `eve.v1`; it is never echoed. */
-export const BEARER_PROTOCOL_PREFIX = 'bearer.';
-/** Close code for a reader that fell too far behind; the reason says where to resume. */
-export const SLOW_READER_CLOSE_CODE = 4008;
-/** First frame when the client asked for the tail (`follow=false` or `includeTailIndex=1`). */
-export const TAIL_INDEX_CONTROL = 'stream.tail-index';
 
 /** Limits of WebSocket streams (`CompatServerOptions['stream']`). */
 export interface WebSocketStreamLimits {
@@ -70,7 +69,7 @@ export function isWebSocketUpgrade(request: IncomingMessage): boolean {
   return request.headers.upgrade?.toLowerCase() === 'websocket';
 }
 
-const STREAM_PATH = new RegExp(`^${EVE_BASE_PATH}/session/([^/]+)/ws/?$`);
+const STREAM_PATH = new RegExp(`^${EVE_BASE_PATH}${ROUTES.webSocket.replace(':sessionId', '([^/]+)')}/?$`);
 const SHUTDOWN_GRACE_MS = 1_000;
 
 /**
@@ -93,38 +92,35 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     const match = STREAM_PATH.exec(url.pathname);
     if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
     const path = url.pathname;
-    if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
+    if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
     let sessionId: string;
     try {
       sessionId = decodeURIComponent(match[1]!);
     } catch {
-      return refuse(socket, 400, 'invalid_request', 'The session id is not valid.');
+      return refuse(socket, 'invalid_request', 'The session id is not valid.');
     }
     const query = takeCredentials(request, url);
     if (!(await originAllowed(request, cors))) {
       logger.warn({ path, origin: request.headers.origin }, 'websocket from a foreign origin refused');
-      return refuse(socket, 403, 'forbidden', 'This origin may not open session streams.');
+      return refuse(socket, 'forbidden', 'This origin may not open session streams.');
     }
     if (auth && !(await admit(auth, request, path, logger))) {
-      return refuse(socket, 401, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
+      return refuse(socket, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
     }
     if (request.headers['sec-websocket-protocol'] !== undefined && !offeredProtocols(request).includes(WEBSOCKET_PROTOCOL)) {
-      return refuse(socket, 400, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
+      return refuse(socket, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
     }
     let plan: StreamPlan;
     try {
       plan = await resolveStreamPlan(sessions, journal, sessionId, query);
     } catch (error) {
-      if (error instanceof ZodError) return refuse(socket, 400, 'invalid_request', describeZodError(error));
-      if (error instanceof RequestError) return refuse(socket, error.status, error.code, error.message);
-      if (error instanceof StoreUnavailableError) {
-        logger.warn({ err: error, path }, 'session store unavailable');
-        return refuse(socket, 503, 'service_unavailable', 'The session store is unavailable; try again shortly.');
-      }
-      throw error;
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      if (refusal === STORE_UNAVAILABLE) logger.warn({ err: error, path }, 'session store unavailable');
+      return refuse(socket, refusal.code, refusal.message);
     }
     if (socket.destroyed) return;
-    if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
+    if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
     wss.handleUpgrade(request, socket, head, (ws) => serve(ws, plan, path, request));
     return undefined;
   }
@@ -156,10 +152,11 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
     pump(ws, plan, path, stop.signal, sent).catch((error: unknown) => {
       // 1013 (try again later) when the store is down, else 1011; either way, resume from the cursor.
-      const unavailable = error instanceof StoreUnavailableError;
+      const unavailable = refusalOf(error) === STORE_UNAVAILABLE;
       if (unavailable) logger.warn({ err: error, path }, 'session store unavailable; websocket stream closed');
       else logger.error({ err: error, path }, 'websocket stream failed');
-      if (ws.readyState === ws.OPEN) ws.close(unavailable ? 1013 : 1011, unavailable ? 'store unavailable' : 'stream failed');
+      const code: ErrorCode = unavailable ? 'service_unavailable' : 'internal_error';
+      if (ws.readyState === ws.OPEN) ws.close(ERRORS[code].closeCode, unavailable ? 'store unavailable' : 'stream failed');
     });
   }
 
@@ -183,11 +180,11 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
         if (signal.aborted || ws.readyState !== ws.OPEN) return;
         const resumeAt = line.index + 1;
         logger.info({ path, resumeAt, bufferedAmount: ws.bufferedAmount }, 'slow websocket reader cut off');
-        ws.close(SLOW_READER_CLOSE_CODE, `slow reader: resume at startIndex=${resumeAt}`);
+        ws.close(CLOSE_CODES.slowReader, `slow reader: resume at startIndex=${resumeAt}`);
         return;
       }
     }
-    if (ws.readyState === ws.OPEN && !signal.aborted) ws.close(1000, ended ? 'session ended' : 'tail reached');
+    if (ws.readyState === ws.OPEN && !signal.aborted) ws.close(CLOSE_CODES.normal, ended ? 'session ended' : 'tail reached');
   }
 
   return {
@@ -196,7 +193,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
       upgrade(request, socket, head)
         .catch((error: unknown) => {
           logger.error({ err: error, path: pathOf(request) }, 'websocket upgrade failed');
-          return refuse(socket, 500, 'internal_error', 'The bridge failed to handle this request.');
+          return refuse(socket, 'internal_error', 'The bridge failed to handle this request.');
         })
         .then((status) => status !== undefined && observer.streamRefused?.({ transport: 'websocket', status, request }));
     },
@@ -208,7 +205,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
             new Promise<void>((resolve) => {
               if (ws.readyState === ws.CLOSED) return resolve();
               ws.once('close', () => resolve());
-              ws.close(1001, 'server shutting down');
+              ws.close(CLOSE_CODES.goingAway, 'server shutting down');
               setTimeout(() => ws.terminate(), SHUTDOWN_GRACE_MS).unref();
             }),
         ),
@@ -315,7 +312,8 @@ function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSigna
 
 /** A JSON error in Eve's shape, as a plain HTTP response before any upgrade. */
 /** Returns the status it answered, for whoever reports refusals. */
-function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): number {
+function refuse(socket: Duplex, code: ErrorCode, message: string, headers: Record<string, string> = {}): number {
+  const { status } = ERRORS[code];
   const body = JSON.stringify(errorBody(code, message));
   writeResponse(socket, status, {
     'content-type': 'application/json; charset=utf-8',

@@ -2,30 +2,19 @@ import type {
   EveEventDataMap,
   InputRequest,
   InputResolution,
-  ReceivedPart,
 } from '@eve-flue/eve-protocol';
-import type { Principal } from '../auth/route-auth.ts';
+import type { MessageInput } from './commands.ts';
+import type { Principal } from './principal.ts';
+import type { SignInOutcome } from './sign-in.ts';
 
 /** A file the caller sent, with its bytes when they came inline. */
-export interface UserFile {
-  mediaType: string;
-  filename?: string;
-  /** Decoded bytes of a base64 or `data:` part. */
-  data?: Uint8Array;
-  /** The address of a part sent by URL; the bridge does not fetch it. */
-  url?: string;
-}
+export type UserFile = MessageInput['files'][number];
 
 /** One user message as the agent receives it. */
-export interface UserMessage {
-  text: string;
-  parts: ReceivedPart[];
-  files: UserFile[];
-  /** What the client said about its own state (`clientContext`), passed through untouched. */
-  clientContext?: unknown;
+export type UserMessage = MessageInput & {
   deliveryId: string;
   principal: Principal | undefined;
-}
+};
 
 type Coordinates = 'sequence' | 'turnId' | 'stepIndex';
 
@@ -62,7 +51,6 @@ export interface AuthorizationChallengeInput {
   webhookUrl: string;
 }
 
-export type AuthorizationResult = { outcome: 'authorized' } | { outcome: 'declined' | 'failed' | 'timed-out'; reason: string };
 
 /** An input request as a runtime asks for it; the turn assigns the id. */
 export type InputQuestion = Omit<InputRequest, 'requestId'>;
@@ -93,7 +81,7 @@ export interface TurnContext {
    * settles, or until the person moves on or the turn ends (then `declined`); reports the end
    * (`authorization.granted` + `authorization.completed`) and returns it.
    */
-  awaitAuthorization(challenge: AuthorizationChallengeInput, result: Promise<AuthorizationResult>): Promise<AuthorizationResult>;
+  awaitAuthorization(challenge: AuthorizationChallengeInput, result: Promise<SignInOutcome>): Promise<SignInOutcome>;
   /** Steering messages accepted since the last call, already on the stream as `message.received`. */
   takeSteering(): UserMessage[];
   /** Resolves when a steering message arrives (or the turn is aborted). */

@@ -1,0 +1,31 @@
+export type { Principal } from './principal.ts';
+export type { SignInFailure, SignInOutcome } from './sign-in.ts';
+export { TurnError } from './turn-error.ts';
+export type {
+  AgentDescription,
+  AgentRuntime,
+  AuthorizationChallengeInput,
+  CompactionResult,
+  ConnectionDescription,
+  InputQuestion,
+  StepEnd,
+  StepEventData,
+  StepEventType,
+  ToolDescription,
+  TurnContext,
+  UserFile,
+  UserMessage,
+} from './runtime.ts';
+export {
+  commandResults,
+  dispatch,
+  encodeCommand,
+  inputResponse,
+  messageInput,
+  parseCommandResult,
+  sessionCommand,
+  turnPolicy,
+} from './commands.ts';
+export type { CommandHandlers, CommandKind, CommandOf, CommandResult, MessageInput, SessionBoundCommand, SessionCommand, TurnPolicy } from './commands.ts';
+export { silentLogger, type Logger } from './logger.ts';
+export { SessionTakenOverError, StoreUnavailableError, storeCall } from './store-errors.ts';

@@ -1,0 +1,5 @@
+/** Who is calling. `id` is stable for a person or service; sign-ins and tokens are keyed by it. */
+export interface Principal {
+  id: string;
+  type: 'user' | 'service';
+}
