@@ -15,6 +15,7 @@ import {
   type CompatServer,
   type Logger,
   type Mode,
+  type SiteOptions,
 } from '@eve-flue/compat-server';
 import {
   ConnectionRegistry,
@@ -37,6 +38,7 @@ import {
 import { FlueRuntime } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
+import { prepareDataDir, restrictDataFiles } from './data-dir.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { webPage } from './web-page.ts';
 
@@ -70,9 +72,12 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   const durable = config.store !== 'memory';
   const host = config.host ?? process.env.HOST ?? '127.0.0.1';
 
-  let handler: RequestHandler = (_request, response) => {
-    response.status(503).json({ ok: false, code: 'service_unavailable', error: 'The bridge is starting.' });
+  // A plain Node response until the app is assembled (and again while it closes): no express methods.
+  const unavailable = (why: string): RequestHandler => (_request, response) => {
+    response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' });
+    response.end(JSON.stringify({ ok: false, code: 'service_unavailable', error: `The bridge is ${why}.` }));
   };
+  let handler = unavailable('starting');
   const server = createServer((request, response) =>
     handler(request as express.Request, response as express.Response, () => {
       // Nothing in the app answered (a path outside /eve/v1 with no page to serve).
@@ -85,8 +90,11 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;
   const publicUrl = (config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`).replace(/\/+$/, '');
+  const site = { publicUrl, ...(LOOPBACK_HOSTS.has(host) ? { loopbackPort: port } : {}) };
   try {
-    const ready = await assemble(config, { mode, dataDir, durable, publicUrl, logger });
+    if (durable) prepareDataDir(dataDir);
+    const ready = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger });
+    if (durable) restrictDataFiles(dataDir);
     handler = ready.app;
     Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
     server.on('upgrade', ready.parts.compat.handleUpgrade);
@@ -96,6 +104,7 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
       server,
       ...ready.parts,
       async close() {
+        handler = unavailable('shutting down');
         await ready.parts.compat.closeWebSockets();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -115,11 +124,12 @@ interface Settings {
   dataDir: string;
   durable: boolean;
   publicUrl: string;
+  site: SiteOptions;
   logger: Logger;
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger }: Settings) {
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger }: Settings) {
   const redis = typeof config.store === 'object' ? config.store : undefined;
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
@@ -176,10 +186,12 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(shared ? { cluster: shared.cluster } : {}),
     logger,
     mode,
+    site,
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:')),
     routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
     ...(config.cors !== undefined ? { cors: config.cors } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
   });
 
   const app = express();

@@ -1,5 +1,5 @@
 import type { CorsOptions } from 'cors';
-import type { Mode, RouteAuth } from '@eve-flue/compat-server';
+import type { Mode, RequestLimits, RouteAuth } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -26,7 +26,7 @@ export interface BridgeConfig {
   host?: string;
   /** The bridge's public origin, for links it hands out and the OAuth redirect URI. Default: `PUBLIC_URL`, else http://<host>:<port> (localhost when the host is not loopback). */
   publicUrl?: string;
-  /** Default: `production` when NODE_ENV is `production`. Production requires `auth`. */
+  /** Default `development`; NODE_ENV=production (any case) means production whatever this says. Production requires `auth`. */
   mode?: Mode;
   /** Route auth for every route but health; see `bearerTokens`. */
   auth?: RouteAuth;
@@ -41,6 +41,8 @@ export interface BridgeConfig {
   tokenKey?: string;
   /** How long a sign-in may take before it times out. Default 10 minutes. */
   signInTtlMs?: number;
+  /** What one request may carry (text, parts, body bytes, nesting); defaults in docs/security.md. */
+  limits?: Partial<RequestLimits>;
 }
 
 export interface RedisStore {
@@ -49,7 +51,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'limits']);
 
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {

@@ -15,6 +15,18 @@ const BODY_ERRORS: Record<string, [number, ErrorCode, string]> = {
   'request.size.invalid': [400, 'invalid_request', 'The request body length does not match its content-length.'],
 };
 
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** The 4xx an http-errors error (express, body-parser) carries, if it is one. */
+function callerErrorStatus(error: unknown): number | undefined {
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
+}
+
 export function describeZodError(error: ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'The request is invalid.';
@@ -39,9 +51,16 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       body = errorBody('invalid_request', describeZodError(error));
     } else {
       const known = BODY_ERRORS[(error as { type?: string })?.type ?? ''];
+      const callerStatus = callerErrorStatus(error);
       if (known) {
         status = known[0];
         body = errorBody(known[1], known[2]);
+      } else if (callerStatus !== undefined) {
+        // A 4xx from express or body-parser (a route parameter that is not percent-encoding, a
+        // corrupt gzip body): the caller's mistake, answered without a stack trace in the log.
+        status = callerStatus;
+        body = errorBody(CODE_BY_STATUS[callerStatus] ?? 'invalid_request', 'The request is malformed.');
+        logger.debug({ status, method: request.method, path: request.path }, 'malformed request refused');
       } else {
         status = 500;
         body = errorBody('internal_error', 'The bridge failed to handle this request.');

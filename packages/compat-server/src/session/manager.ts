@@ -8,7 +8,7 @@ import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import type { AgentRuntime, UserMessage } from './runtime.ts';
 import { SessionLog } from './session-log.ts';
 import type { Sessions } from './sessions.ts';
-import { Turn } from './turn.ts';
+import { messageReceived, Turn } from './turn.ts';
 
 export type TurnPolicy = 'steer' | 'queue';
 
@@ -289,7 +289,7 @@ export class SessionManager implements Sessions {
     const opening: EveEventDraft[] = [
       ...(turn.sequence === 0 ? [{ type: 'session.started', data: {} } as const] : []),
       { type: 'turn.started', data: turn.coordinates },
-      { type: 'message.received', data: { ...turn.coordinates, message: message.text, parts: message.parts } },
+      { type: 'message.received', data: messageReceived(turn.coordinates, message) },
     ];
     const started = { ...record, turnCount: record.turnCount + 1, activeTurn: { turnId: turn.turnId, sequence: turn.sequence, deliveryIds: [...turn.deliveryIds] } };
     // The turn exists only once its opening is journaled; a store that is briefly away gets a few tries.

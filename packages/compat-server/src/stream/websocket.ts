@@ -8,6 +8,7 @@ import { EVE_BASE_PATH, errorBody, isTerminal, type ErrorCode } from '@eve-flue/
 import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { describeZodError } from '../http/errors.ts';
+import { MISDIRECTED, type Site } from '../http/site.ts';
 import { StoreUnavailableError } from '../journal/errors.ts';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -50,6 +51,8 @@ export interface WebSocketStreamsOptions {
   timings: StreamTimings & WebSocketStreamLimits;
   /** The server's CORS setting: which foreign browser origins may open a stream. */
   cors?: boolean | CorsOptions | undefined;
+  /** The server's own names and origin; absent, `Origin` is compared with `Host`. */
+  site?: Site;
 }
 
 export interface WebSocketStreams {
@@ -76,7 +79,7 @@ const SHUTDOWN_GRACE_MS = 1_000;
  * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
  * upgrade. Each text frame is one journal line without its newline.
  */
-export function webSocketStreams({ sessions, journal, auth, logger, timings, cors }: WebSocketStreamsOptions): WebSocketStreams {
+export function webSocketStreams({ sessions, journal, auth, logger, timings, cors, site }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: 64 * 1024,
@@ -86,6 +89,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
   let closing = false;
 
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    if (site && !site.hostAllowed(request)) return refuse(socket, MISDIRECTED.status, MISDIRECTED.body.code, MISDIRECTED.body.error);
     const url = new URL(request.url ?? '/', 'http://bridge.invalid');
     const match = STREAM_PATH.exec(url.pathname);
     if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
@@ -98,7 +102,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
       return refuse(socket, 400, 'invalid_request', 'The session id is not valid.');
     }
     const query = takeCredentials(request, url);
-    if (!(await originAllowed(request, cors))) {
+    if (!(await originAllowed(request, cors, site))) {
       logger.warn({ path, origin: request.headers.origin }, 'websocket from a foreign origin refused');
       return refuse(socket, 403, 'forbidden', 'This origin may not open session streams.');
     }
@@ -108,6 +112,8 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     if (request.headers['sec-websocket-protocol'] !== undefined && !offeredProtocols(request).includes(WEBSOCKET_PROTOCOL)) {
       return refuse(socket, 400, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
     }
+    const handshakeProblem = badHandshake(request);
+    if (handshakeProblem) return refuse(socket, 400, 'invalid_request', handshakeProblem);
     let plan: StreamPlan;
     try {
       plan = await resolveStreamPlan(sessions, journal, sessionId, query);
@@ -248,18 +254,41 @@ function takeCredentials(request: IncomingMessage, url: URL): Record<string, unk
   return query;
 }
 
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+const PROTOCOL_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * What `ws` would answer with an HTML 400, checked first so the refusal is JSON in Eve's shape:
+ * the key, the version, and the subprotocol list (RFC 6455 §4.2.1).
+ */
+function badHandshake(request: IncomingMessage): string | undefined {
+  const key = request.headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !WEBSOCKET_KEY.test(key)) return 'Sec-WebSocket-Key is missing or malformed.';
+  const version = request.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') return 'Sec-WebSocket-Version must be 13.';
+  if (request.headers['sec-websocket-protocol'] !== undefined) {
+    const offered = request.headers['sec-websocket-protocol'].split(',').map((p) => p.trim());
+    if (offered.some((p) => !PROTOCOL_TOKEN.test(p)) || new Set(offered).size !== offered.length) return 'Sec-WebSocket-Protocol is malformed.';
+  }
+  return undefined;
+}
+
 /**
  * CORS does not apply to WebSockets, so the browser's `Origin` is checked here the way the CORS
- * setting would: no `Origin` (not a browser) or the same origin passes; a foreign one passes only
- * when CORS allows it.
+ * setting would: no `Origin` (not a browser) or the server's own origin passes (the configured
+ * public origin; `Host` only for an app without one); a foreign one passes only when CORS allows it.
  */
-async function originAllowed(request: IncomingMessage, cors: boolean | CorsOptions | undefined): Promise<boolean> {
+async function originAllowed(request: IncomingMessage, cors: boolean | CorsOptions | undefined, site: Site | undefined): Promise<boolean> {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  try {
-    if (new URL(origin).host === request.headers.host) return true;
-  } catch {
-    // `null` or malformed: not the same origin.
+  if (site) {
+    if (site.isOwnOrigin(origin)) return true;
+  } else {
+    try {
+      if (new URL(origin).host === request.headers.host) return true;
+    } catch {
+      // `null` or malformed: not the same origin.
+    }
   }
   if (!cors) return false;
   if (cors === true) return true;

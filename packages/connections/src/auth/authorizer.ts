@@ -2,6 +2,7 @@ import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/a
 import type { FlueConnectionDefinition } from '../definition.ts';
 import { displayNameOf } from '../definition.ts';
 import type { JsonRpcCall, UpstreamAuthorizer } from '../upstream-fetch.ts';
+import { SignInError } from './backend.ts';
 import type { SignInAttempt, SignInBroker } from './broker.ts';
 import { subjectKey, type SignInOutcome } from './types.ts';
 
@@ -54,18 +55,25 @@ export function createConnectionAuthorizer(
       const turn = scope.turn();
       if (!turn) return { answer: response };
       const challenge = extractWWWAuthenticateParams(response);
-      const attempt = await broker.begin({
-        connection: definition.name,
-        subject: subject(),
-        sessionId: scope.sessionId,
-        turnId: turn.turnId,
-        ...(turn.principalId !== undefined ? { principalId: turn.principalId } : {}),
-        challenge: {
-          ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
-          ...(challenge.scope ? { scope: challenge.scope } : {}),
-        },
-      });
       const displayName = displayNameOf(definition);
+      let attempt;
+      try {
+        attempt = await broker.begin({
+          connection: definition.name,
+          subject: subject(),
+          sessionId: scope.sessionId,
+          turnId: turn.turnId,
+          ...(turn.principalId !== undefined ? { principalId: turn.principalId } : {}),
+          challenge: {
+            ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+            ...(challenge.scope ? { scope: challenge.scope } : {}),
+          },
+        });
+      } catch (error) {
+        // No sign-in could be opened (e.g. discovery pointed at a private address): say why.
+        if (!(error instanceof SignInError) || !call || call.method !== 'tools/call') throw error;
+        return { answer: toolError(call, `${displayName} cannot sign in: ${error.message}.`) };
+      }
       const toolName = call?.method === 'tools/call' ? call.toolName : undefined;
       const outcome = await turn.park({
         connection: definition.name,
