@@ -71,7 +71,8 @@ export function createConnectionAuthorizer(
         });
       } catch (error) {
         // No sign-in could be opened (e.g. discovery pointed at a private address): say why.
-        if (!(error instanceof SignInError) || !call || call.method !== 'tools/call') throw error;
+        if (!(error instanceof SignInError)) throw error;
+        if (!call || call.method !== 'tools/call') return { answer: response };
         return { answer: toolError(call, `${displayName} cannot sign in: ${error.message}.`) };
       }
       const toolName = call?.method === 'tools/call' ? call.toolName : undefined;

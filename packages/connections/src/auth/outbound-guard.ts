@@ -62,7 +62,7 @@ const MAX_REDIRECTS = 5;
  * the connection's own host is on that kind of network (local development) or the connection
  * allows private networks. Redirects are followed by hand so that every hop is checked.
  */
-export function guardedFetch(policy: OutboundPolicy, base: typeof fetch = fetch): typeof fetch {
+export function guardedFetch(policy: OutboundPolicy, base: typeof fetch = (input, init) => globalThis.fetch(input, init)): typeof fetch {
   if (policy.allowPrivateNetwork) return base;
   const resolve = policy.resolve ?? systemResolve;
   let own: Promise<Set<NetworkKind>> | undefined;
