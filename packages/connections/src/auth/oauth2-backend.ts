@@ -116,10 +116,20 @@ export class OAuth2Backend implements SignInBackend {
       return withOptional(await this.#discoverIssuer(this.#auth.issuer), this.#auth.resource, configuredScope ?? challenge?.scope);
     }
     if (challenge?.resourceMetadataUrl) assertSafeUrl(challenge.resourceMetadataUrl.href, 'resource_metadata');
+    // The SDK falls back to other URLs when a metadata request fails: a refusal by the guard must end discovery.
+    let refused: SignInError | undefined;
+    const fetchFn: typeof fetch = (input, init) =>
+      this.#fetch(input, init).catch((error: unknown) => {
+        if (error instanceof SignInError) refused ??= error;
+        throw error;
+      });
     const info = await discoverOAuthServerInfo(this.#connection.url, {
-      fetchFn: this.#fetch,
+      fetchFn,
       ...(challenge?.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+    }).catch((error: unknown) => {
+      throw refused ?? error;
     });
+    if (refused) throw refused;
     if (!info.authorizationServerMetadata) throw new SignInError('failed', `no authorization server metadata at ${new URL(info.authorizationServerUrl).origin}`);
     const metadata = info.authorizationServerMetadata as unknown as oauth.ServerMetadata;
     assertSafeUrl(metadata.issuer, 'the authorization server');
