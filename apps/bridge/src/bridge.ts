@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
 import {
+  answerClientError,
   assertRouteAuth,
   createCompatServer,
   isWebSocketUpgrade,
@@ -85,6 +86,7 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
       response.end(JSON.stringify({ ok: false, code: 'not_found', error: 'No such route.' }));
     }),
   );
+  server.on('clientError', answerClientError); // a request Node cannot parse still gets Eve's error shape
   server.listen(config.port ?? Number(process.env.PORT ?? 3000), host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

@@ -32,6 +32,7 @@ export { RedisSessionCluster } from './session/redis-cluster.ts';
 export type { RedisClusterOptions } from './session/redis-cluster.ts';
 export type { UploadPolicy } from './http/message.ts';
 export { resolveLimits } from './http/limits.ts';
+export { answerClientError } from './http/raw-response.ts';
 export type { RequestLimits } from './http/limits.ts';
 export type { SiteOptions } from './http/site.ts';
 export type { StreamTimings } from './stream/ndjson-stream.ts';

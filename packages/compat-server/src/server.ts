@@ -80,7 +80,7 @@ export interface CompatServer {
   journal: Journal;
   /**
    * The http server's `'upgrade'` listener: serves `GET /eve/v1/session/:sessionId/ws` (the session
-   * stream over a WebSocket) and answers any other upgrade with a plain 404.
+   * stream over a WebSocket) and answers any other upgrade with a 404 in Eve’s error shape.
    * Wire it with `server.on('upgrade', compat.handleUpgrade)`.
    */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;

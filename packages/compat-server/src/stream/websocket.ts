@@ -1,13 +1,14 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { CorsOptions } from 'cors';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ZodError } from 'zod';
-import { EVE_BASE_PATH, errorBody, isTerminal, type ErrorCode } from '@eve-flue/eve-protocol';
+import { EVE_BASE_PATH, isTerminal } from '@eve-flue/eve-protocol';
 import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { describeZodError } from '../http/errors.ts';
+import { refuse } from '../http/raw-response.ts';
 import { MISDIRECTED, type Site } from '../http/site.ts';
 import { StoreUnavailableError } from '../journal/errors.ts';
 import { followJournal } from '../journal/follow.ts';
@@ -92,7 +93,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     if (site && !site.hostAllowed(request)) return refuse(socket, MISDIRECTED.status, MISDIRECTED.body.code, MISDIRECTED.body.error);
     const url = new URL(request.url ?? '/', 'http://bridge.invalid');
     const match = STREAM_PATH.exec(url.pathname);
-    if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
+    if (request.method !== 'GET' || !match) return refuse(socket, 404, 'not_found', 'No such route.');
     const path = url.pathname;
     if (closing) return refuse(socket, 503, 'service_unavailable', 'The bridge is shutting down.');
     let sessionId: string;
@@ -329,29 +330,4 @@ function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSigna
     if (signal.aborted) done(false);
     flushed.then(done);
   });
-}
-
-/** A JSON error in Eve's shape, as a plain HTTP response before any upgrade. */
-function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify(errorBody(code, message));
-  writeResponse(socket, status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    'cache-control': 'no-store',
-    ...headers,
-  }, body);
-}
-
-function refusePlain(socket: Duplex, status: number): void {
-  writeResponse(socket, status, { 'content-length': '0' }, '');
-}
-
-function writeResponse(socket: Duplex, status: number, headers: Record<string, string>, body: string): void {
-  if (socket.destroyed || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-  socket.once('finish', () => socket.destroy());
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }
