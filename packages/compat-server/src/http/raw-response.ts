@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorBody, type ErrorCode } from '@eve-flue/eve-protocol';
 
@@ -28,7 +29,8 @@ function writeResponse(socket: Duplex, status: number, headers: Record<string, s
  * line, bad headers, headers too large) is answered in Eve's error shape instead of a bare 400.
  */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  // As Node's own handler: only a socket nothing was written to gets an answer (not one whose response went out).
+  if (error.code === 'ECONNRESET' || !socket.writable || (socket as Socket).bytesWritten > 0) {
     socket.destroy();
     return;
   }

@@ -360,7 +360,8 @@ export class SessionManager implements Sessions {
       const result = await this.#runtime.compactContext(record.id);
       await log.write([{ type: 'compaction.completed', data: { ...coordinates, modelId: result.modelId } }, SESSION_WAITING]);
     } catch (error) {
-      this.#logger.warn({ err: error, sessionId: record.id }, 'compaction failed; history unchanged');
+      // Often expected (a runtime without compaction on demand): the reason, without a stack trace.
+      this.#logger.warn({ sessionId: record.id, reason: error instanceof Error ? error.message : String(error) }, 'compaction failed; history unchanged');
       await log.write([SESSION_WAITING]);
     }
   }
