@@ -7,7 +7,8 @@ import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-fl
 import { requireRouteAuth } from './auth/middleware.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
 import { errorHandler, notFound } from './http/errors.ts';
-import { depthGuard, resolveLimits, type RequestLimits } from './http/limits.ts';
+import { readJsonBody } from './http/json-body.ts';
+import { resolveLimits, type RequestLimits } from './http/limits.ts';
 import { DEFAULT_UPLOAD_POLICY, type UploadPolicy } from './http/message.ts';
 import { MISDIRECTED, site as siteOf, type SiteOptions } from './http/site.ts';
 import type { Journal } from './journal/journal.ts';
@@ -155,7 +156,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   });
   if (options.publicRoutes) api.use(options.publicRoutes);
   api.use(requireRouteAuth(options.auth, logger));
-  api.use(express.json({ limit: limits.maxBodyBytes, verify: depthGuard(limits.maxDepth) }));
+  api.use(readJsonBody(limits));
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });

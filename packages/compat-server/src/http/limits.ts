@@ -12,8 +12,8 @@ export interface RequestLimits {
   /** How deeply arrays and objects may nest in a JSON body. Default 32 (400). */
   maxDepth: number;
   /**
-   * Bytes of one JSON body, checked against `content-length` before reading and while reading
-   * (never buffered past it). Default: the file cap as base64 plus `maxTextBytes` plus 64 KiB (413).
+   * Bytes of one JSON body after decompression, checked against `content-length` before reading
+   * and while reading (never held past it; the connection is closed). Default: the file cap as base64 plus `maxTextBytes` plus 64 KiB (413).
    */
   maxBodyBytes: number;
 }
@@ -46,22 +46,20 @@ export function checkTextBytes(texts: Iterable<string>, limits: RequestLimits): 
 }
 
 /**
- * body-parser's `verify` hook: refuses a JSON body nested deeper than `maxDepth` before it is
- * parsed (a deep body would otherwise overflow the stack in whatever walks it later).
+ * Refuses a JSON body nested deeper than `maxDepth`, before it is parsed (a deep body would
+ * otherwise overflow the stack in whatever walks it later). Brackets inside strings do not count.
  */
-export function depthGuard(maxDepth: number): (request: unknown, response: unknown, body: Buffer) => void {
-  return (_request, _response, body) => {
-    let depth = 0;
-    let inString = false;
-    for (let i = 0; i < body.length; i++) {
-      const byte = body[i];
-      if (inString) {
-        if (byte === 0x5c) i++; // backslash: skip the escaped byte
-        else if (byte === 0x22) inString = false;
-      } else if (byte === 0x22) inString = true;
-      else if (byte === 0x5b || byte === 0x7b) {
-        if (++depth > maxDepth) throw new RequestError(400, 'invalid_request', `The request body nests deeper than ${maxDepth} levels.`);
-      } else if (byte === 0x5d || byte === 0x7d) depth--;
-    }
-  };
+export function checkDepth(body: Buffer, maxDepth: number): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i];
+    if (inString) {
+      if (byte === 0x5c) i++; // backslash: skip the escaped byte
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > maxDepth) throw new RequestError(400, 'invalid_request', `The request body nests deeper than ${maxDepth} levels.`);
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
 }

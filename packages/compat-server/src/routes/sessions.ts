@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { HEADERS, ROUTES, type AcceptedBody, type CancelBody, type ControlBody, type ResetBody } from '@eve-flue/eve-protocol';
 import { principalOf } from '../auth/middleware.ts';
+import { isJson } from '../http/json-body.ts';
 import { checkTextBytes, type RequestLimits } from '../http/limits.ts';
 import { toMessageInput, type UploadPolicy } from '../http/message.ts';
 import { cancelBody, createBody, followUpBody, resetBody } from '../http/schemas.ts';
@@ -31,10 +32,6 @@ function jsonBody(request: Request, { bareAllowed = false } = {}): unknown {
     throw new RequestError(415, 'unsupported_media_type', 'Send the request as application/json.');
   }
   return request.body ?? {};
-}
-
-function isJson(contentType: string | undefined): boolean {
-  return contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
 }
 
 const sessionIdOf = (request: Request): string => String(request.params.sessionId);
