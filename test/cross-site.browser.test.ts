@@ -1,24 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
-import type { Browser } from 'playwright-core';
 import { WebSocket } from 'ws';
-import { Client } from 'eve/client';
-import { launchChromium } from './support/browser.ts';
-import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
+import { useDemoWithBrowser } from './support/demo-with-browser.ts';
 import { collect } from './support/events.ts';
 import { listen, type Listening } from './support/listen.ts';
 
-let anonymous: DemoBridge;
-let browser: Browser;
-
-beforeAll(async () => {
-  [anonymous, browser] = await Promise.all([startDemoBridge(), launchChromium()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await anonymous?.close();
-});
+/** The demo in development mode (anonymous callers), the setting these attacks aim at. */
+const demo = useDemoWithBrowser();
 
 describe('cross-site requests', () => {
   let attacker: Listening;
@@ -33,20 +21,20 @@ describe('cross-site requests', () => {
   });
 
   test('a no-cors reset (and cancel, clear, compact, a text/plain message) from another origin is refused; the session goes on', async () => {
-    const client = new Client({ host: anonymous.url });
+    const client = demo.client;
     const { session, response } = await client.sessions.create({ message: 'hello' });
     expect((await response!.result()).message).toBe('Echo: hello');
     const before = await collect(session.stream({ startIndex: 0, follow: false }));
 
-    const context = await browser.newContext();
+    const context = await demo.browser.newContext();
     try {
       const page = await context.newPage();
       const statuses: Record<string, number> = {};
       page.on('response', (answer) => {
-        if (answer.url().startsWith(anonymous.url)) statuses[new URL(answer.url()).pathname] = answer.status();
+        if (answer.url().startsWith(demo.bridge.url)) statuses[new URL(answer.url()).pathname] = answer.status();
       });
       await page.goto(attacker.url);
-      const sessionUrl = `${anonymous.url}/eve/v1/session/${session.state.sessionId}`;
+      const sessionUrl = `${demo.bridge.url}/eve/v1/session/${session.state.sessionId}`;
       await page.evaluate(async (base) => {
         for (const control of ['reset', 'cancel', 'clear', 'compact']) await fetch(`${base}/${control}`, { method: 'POST', mode: 'no-cors' });
         await fetch(base, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ message: 'injected' }) });
@@ -63,22 +51,22 @@ describe('cross-site requests', () => {
   });
 
   test('a foreign Host is refused with 421 on HTTP (every route) and on the WebSocket upgrade', async () => {
-    const { port } = new URL(anonymous.url);
-    const session = (await new Client({ host: anonymous.url }).sessions.create({ message: 'hi' })).session;
+    const { port } = new URL(demo.bridge.url);
+    const session = (await demo.client.sessions.create({ message: 'hi' })).session;
     for (const path of ['/', '/eve/v1/health', '/eve/v1/info', `/eve/v1/session/${session.state.sessionId}/stream?follow=false`, '/eve/v1/oauth/start/att_x']) {
-      const answer = await rawGet(anonymous.url, path, { host: `rebind.attacker.example:${port}` });
+      const answer = await rawGet(demo.bridge.url, path, { host: `rebind.attacker.example:${port}` });
       expect([path, answer.status]).toEqual([path, 421]);
       expect(JSON.parse(answer.body)).toEqual({ ok: false, code: 'misdirected_request', error: expect.any(String) });
     }
-    expect((await rawGet(anonymous.url, '/eve/v1/health', { host: `localhost:${port}` })).status).toBe(200);
+    expect((await rawGet(demo.bridge.url, '/eve/v1/health', { host: `localhost:${port}` })).status).toBe(200);
 
-    const wsUrl = `${anonymous.url.replace('http', 'ws')}/eve/v1/session/${session.state.sessionId}/ws?follow=false`;
+    const wsUrl = `${demo.bridge.url.replace('http', 'ws')}/eve/v1/session/${session.state.sessionId}/ws?follow=false`;
     const rebound = await upgrade(wsUrl, { host: `rebind.attacker.example:${port}`, origin: `http://rebind.attacker.example:${port}` });
     expect(rebound).toEqual({ status: 421, body: { ok: false, code: 'misdirected_request', error: expect.any(String) } });
     // The right Host but a page from another origin: the Origin is compared with the public origin, not with Host.
     const foreign = await upgrade(wsUrl, { origin: attacker.url });
     expect(foreign).toEqual({ status: 403, body: { ok: false, code: 'forbidden', error: expect.any(String) } });
-    expect(await upgrade(wsUrl, { origin: anonymous.publicUrl })).toEqual({ status: 101 });
+    expect(await upgrade(wsUrl, { origin: demo.bridge.publicUrl })).toEqual({ status: 101 });
   });
 });
 

@@ -24,7 +24,11 @@ export interface BridgeConfig {
   port?: number;
   /** Interface to listen on. Default: `HOST` from the environment, else 127.0.0.1. */
   host?: string;
-  /** The bridge's public origin, for links it hands out and the OAuth redirect URI. Default: `PUBLIC_URL`, else http://<host>:<port> (localhost when the host is not loopback). */
+  /**
+   * The bridge's public origin, for links it hands out and the OAuth redirect URI; only requests
+   * whose `Host` names it (or a loopback name, when bound to loopback) are served, others get 421.
+   * Default: `PUBLIC_URL`, else http://<host>:<port> (localhost when the host is not loopback).
+   */
   publicUrl?: string;
   /** Default `development`; NODE_ENV=production (any case) means production whatever this says. Production requires `auth`. */
   mode?: Mode;
