@@ -5,8 +5,12 @@ import { errorBody } from '@eve-flue/eve-protocol';
 import { RequestError } from '../session/errors.ts';
 import { checkDepth, type RequestLimits } from './limits.ts';
 
-/** How long a refused sender gets to read its 413 before the connection is cut. */
-const REFUSAL_GRACE_MS = 1_000;
+/**
+ * How long a refused sender gets to read its 413 before the connection is cut. Meanwhile what it
+ * still sends is read and dropped: a socket closed on unread data resets, and the reset can
+ * destroy the 413 before the sender reads it.
+ */
+const REFUSAL_GRACE_MS = 5_000;
 
 export function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
@@ -87,7 +91,7 @@ function parse(bytes: Buffer, limits: RequestLimits): unknown {
 
 function refuseTooLarge(request: Request, response: Response, limits: RequestLimits): void {
   request.unpipe();
-  request.pause();
+  request.resume();
   response
     .status(413)
     .set({ connection: 'close', 'cache-control': 'no-store' })
