@@ -1,5 +1,5 @@
 import type { CorsOptions } from 'cors';
-import type { Mode, RequestLimits, RouteAuth } from '@eve-flue/compat-server';
+import { resolveLimits, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -57,6 +57,8 @@ export interface RedisStore {
 
 const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'limits']);
 
+const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
+
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
   const fail = (problem: string): never => {
@@ -74,5 +76,12 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
   if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
   if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
+  if (config.limits !== undefined) {
+    if (typeof config.limits !== 'object' || config.limits === null) fail('`limits` must be an object');
+    for (const [key, value] of Object.entries(config.limits)) {
+      if (!LIMIT_KEYS.has(key)) fail(`\`limits.${key}\` is not a limit`);
+      if (!(Number.isInteger(value) && value > 0)) fail(`\`limits.${key}\` must be a positive integer`);
+    }
+  }
   return Object.freeze({ ...config });
 }
