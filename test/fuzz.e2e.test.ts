@@ -205,7 +205,7 @@ test('malformed requests over every route and the WebSocket upgrade: no 5xx, Eve
     () => '{"message":"\\ud800"}',
     () => '',
   ];
-  const encodings = [undefined, undefined, undefined, 'gzip', 'deflate', 'br', 'identity', 'x-garbage', 'gzip, gzip'];
+  const encodings = [undefined, undefined, undefined, 'gzip', 'deflate', 'br', 'identity', 'x-garbage', 'gzip, gzip', '__proto__', 'constructor'];
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
   function nextRequest(): FuzzRequest {

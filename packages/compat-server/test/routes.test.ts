@@ -260,6 +260,10 @@ describe('malformed requests are 4xx in Eve’s shape, never a 500', () => {
       (app: CompatServer['app']) =>
         request(app).post('/eve/v1/session').set('content-type', 'application/json').set('content-encoding', 'gzip').send(Buffer.from('not gzip at all')),
     ],
+    [
+      'a content-encoding named after a prototype key',
+      (app: CompatServer['app']) => request(app).post('/eve/v1/session').set('content-type', 'application/json').set('content-encoding', 'constructor').send('{}'),
+    ],
   ])('%s', async (_name, send) => {
     const response = await send(server.app);
     expect(response.status).toBeGreaterThanOrEqual(400);

@@ -39,7 +39,7 @@ export function readJsonBody(limits: RequestLimits): RequestHandler {
       return next(new RequestError(415, 'unsupported_media_type', 'Send JSON as UTF-8.'));
     }
     const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    const decoder = encoding === 'identity' ? undefined : DECODERS[encoding];
+    const decoder = encoding !== 'identity' && Object.hasOwn(DECODERS, encoding) ? DECODERS[encoding] : undefined;
     if (encoding !== 'identity' && !decoder) return next(new RequestError(415, 'unsupported_media_type', 'The request body encoding is not supported.'));
     const source: Readable = decoder ? (request.pipe(decoder()) as unknown as Readable) : request;
 
