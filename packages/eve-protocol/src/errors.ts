@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   sessionExpired: 'session_expired',
   unknownInputRequest: 'unknown_input_request',
   operationRequiresAuth: 'operation_id_requires_auth',
+  misdirectedRequest: 'misdirected_request',
   serviceUnavailable: 'service_unavailable',
   internal: 'internal_error',
 } as const;

@@ -5,15 +5,17 @@ import type { Logger } from '../logger.ts';
 import { StoreUnavailableError } from '../journal/errors.ts';
 import { RequestError } from '../session/errors.ts';
 
-/** body-parser's error `type`s, mapped to what the caller did wrong. */
-const BODY_ERRORS: Record<string, [number, ErrorCode, string]> = {
-  'entity.parse.failed': [400, 'invalid_json', 'The request body is not valid JSON.'],
-  'entity.too.large': [413, 'payload_too_large', 'The request body is too large.'],
-  'encoding.unsupported': [415, 'unsupported_media_type', 'The request body encoding is not supported.'],
-  'charset.unsupported': [415, 'unsupported_media_type', 'The request body charset is not supported.'],
-  'request.aborted': [400, 'invalid_request', 'The request body was not sent completely.'],
-  'request.size.invalid': [400, 'invalid_request', 'The request body length does not match its content-length.'],
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
 };
+
+/** The 4xx an http-errors error (express's router) carries, if it is one. */
+function callerErrorStatus(error: unknown): number | undefined {
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
+}
 
 export function describeZodError(error: ZodError): string {
   const issue = error.issues[0];
@@ -38,10 +40,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       status = 400;
       body = errorBody('invalid_request', describeZodError(error));
     } else {
-      const known = BODY_ERRORS[(error as { type?: string })?.type ?? ''];
-      if (known) {
-        status = known[0];
-        body = errorBody(known[1], known[2]);
+      const callerStatus = callerErrorStatus(error);
+      if (callerStatus !== undefined) {
+        // A 4xx from express (a route parameter that is not percent-encoding): the caller's
+        // mistake, answered without a stack trace in the log.
+        status = callerStatus;
+        body = errorBody(CODE_BY_STATUS[callerStatus] ?? 'invalid_request', 'The request is malformed.');
+        logger.debug({ status, method: request.method, path: request.path }, 'malformed request refused');
       } else {
         status = 500;
         body = errorBody('internal_error', 'The bridge failed to handle this request.');

@@ -9,7 +9,7 @@ import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import type { AgentRuntime, UserMessage } from './runtime.ts';
 import { SessionLog } from './session-log.ts';
 import type { Sessions } from './sessions.ts';
-import { Turn } from './turn.ts';
+import { messageReceived, Turn } from './turn.ts';
 
 export type TurnPolicy = 'steer' | 'queue';
 
@@ -318,7 +318,7 @@ export class SessionManager implements Sessions {
     const opening: EveEventDraft[] = [
       ...(turn.sequence === 0 ? [{ type: 'session.started', data: {} } as const] : []),
       { type: 'turn.started', data: turn.coordinates },
-      { type: 'message.received', data: { ...turn.coordinates, message: message.text, parts: message.parts } },
+      { type: 'message.received', data: messageReceived(turn.coordinates, message) },
     ];
     const started = { ...record, turnCount: record.turnCount + 1, activeTurn: { turnId: turn.turnId, sequence: turn.sequence, deliveryIds: [...turn.deliveryIds] } };
     // The turn exists only once its opening is journaled; a store that is briefly away gets a few tries.
@@ -390,7 +390,8 @@ export class SessionManager implements Sessions {
       const result = await this.#runtime.compactContext(record.id);
       await log.write([{ type: 'compaction.completed', data: { ...coordinates, modelId: result.modelId } }, SESSION_WAITING]);
     } catch (error) {
-      this.#logger.warn({ err: error, sessionId: record.id }, 'compaction failed; history unchanged');
+      // Often expected (a runtime without compaction on demand): the reason, without a stack trace.
+      this.#logger.warn({ sessionId: record.id, reason: error instanceof Error ? error.message : String(error) }, 'compaction failed; history unchanged');
       await log.write([SESSION_WAITING]);
     }
   }
