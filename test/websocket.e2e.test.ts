@@ -176,7 +176,7 @@ test('auth: the bearer token comes as a subprotocol or access_token, refusals ar
   expect(logger.text()).not.toContain('access_token');
 });
 
-test('refusals: unknown session 404, bad startIndex 400, expired 410, other upgrade paths a plain 404, foreign origins 403', async () => {
+test('refusals: unknown session 404, bad startIndex 400, expired 410, other upgrade paths a 404, foreign origins 403', async () => {
   let now = Date.now();
   const running = await bridge({ retentionMs: 60_000, clock: () => now });
   const missing = await refusal(wsUrl(running, 'ses_missing'));
@@ -194,7 +194,7 @@ test('refusals: unknown session 404, bad startIndex 400, expired 410, other upgr
 
   const elsewhere = await refusal(`${running.url.replace(/^http/, 'ws')}/eve/v1/session/${session.state.sessionId}/stream`);
   expect(elsewhere.status).toBe(404);
-  expect(elsewhere.body).toBeUndefined();
+  expect(elsewhere.body).toEqual({ ok: false, code: 'not_found', error: expect.any(String) });
 
   const fromOtherSite = new WebSocket(wsUrl(running, session.state.sessionId), { origin: 'https://evil.example' });
   fromOtherSite.on('error', () => undefined);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
 import pino from 'pino';
 import {
+  answerClientError,
   assertRouteAuth,
   ConfigurationError,
   createCompatServer,
@@ -18,6 +19,7 @@ import {
   type CompatServer,
   type Logger,
   type Mode,
+  type SiteOptions,
 } from '@eve-flue/compat-server';
 import {
   ConnectionRegistry,
@@ -42,6 +44,7 @@ import { EVE_BASE_PATH } from '@eve-flue/eve-protocol';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
+import { prepareDataDir, restrictDataFiles } from './data-dir.ts';
 import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { startOps, type Ops } from './ops/index.ts';
@@ -101,12 +104,17 @@ export async function createBridge(config: Readonly<BridgeConfig>, options: Crea
   if (!publicUrl) {
     throw new ConfigurationError('[eve-flue] createBridge needs `publicUrl` (or PUBLIC_URL): the URL it is mounted at, e.g. https://app.example.com/agents');
   }
+  if (!URL.canParse(publicUrl)) throw new ConfigurationError(`[eve-flue] PUBLIC_URL: "${publicUrl}" is not an absolute URL`);
+  // Mounted on a loopback URL (local development), the loopback names on that port are the site too.
+  const { hostname, port } = new URL(publicUrl);
+  const loopback = LOOPBACK_HOSTS.has(hostname.replace(/^\[|\]$/g, '')) ? { loopbackPort: Number(port || 80) } : {};
   // Validated here too: an author may hand over a plain object rather than defineBridgeConfig's.
-  return buildBridge(defineBridgeConfig(config), publicUrl, options.logger ?? defaultLogger());
+  return buildBridge(defineBridgeConfig(config), { publicUrl, ...loopback }, options.logger ?? defaultLogger());
 }
 
-async function buildBridge(config: Readonly<BridgeConfig>, givenPublicUrl: string, logger: Logger): Promise<Bridge> {
-  const publicUrl = givenPublicUrl.replace(/\/+$/, '');
+async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, logger: Logger): Promise<Bridge> {
+  const publicUrl = given.publicUrl.replace(/\/+$/, '');
+  const site: SiteOptions = { ...given, publicUrl };
   const mode = resolveMode(config.mode);
   // Refuse before anything starts: nothing to clean up after a configuration that cannot run.
   assertRouteAuth(mode, config.auth);
@@ -118,7 +126,9 @@ async function buildBridge(config: Readonly<BridgeConfig>, givenPublicUrl: strin
   const ops = await startOps({ logger, ...(redisUrl ? { redisUrl } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
   let assembled: Awaited<ReturnType<typeof assemble>>;
   try {
-    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, logger, ops });
+    if (durable) prepareDataDir(dataDir);
+    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops });
+    if (durable) restrictDataFiles(dataDir);
   } catch (error) {
     await ops.close();
     throw error;
@@ -169,9 +179,12 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   assertRouteAuth(resolveMode(config.mode), config.auth);
   const host = config.host ?? process.env.HOST ?? '127.0.0.1';
 
-  let handler: RequestHandler = (_request, response) => {
-    response.status(503).json({ ok: false, code: 'service_unavailable', error: 'The bridge is starting.' });
+  // A plain Node response until the app is assembled (and again while it closes): no express methods.
+  const unavailable = (why: string): RequestHandler => (_request, response) => {
+    response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' });
+    response.end(JSON.stringify({ ok: false, code: 'service_unavailable', error: `The bridge is ${why}.` }));
   };
+  let handler = unavailable('starting');
   const server = createServer((request, response) =>
     handler(request as express.Request, response as express.Response, () => {
       // Nothing in the app answered (a path outside /eve/v1 with no page to serve).
@@ -179,13 +192,14 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
       response.end(JSON.stringify({ ok: false, code: 'not_found', error: 'No such route.' }));
     }),
   );
+  server.on('clientError', answerClientError); // a request Node cannot parse still gets Eve's error shape
   server.listen(config.port ?? Number(process.env.PORT ?? 3000), host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;
   const publicUrl = config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`;
   try {
-    const bridge = await buildBridge(config, publicUrl, logger);
+    const bridge = await buildBridge(config, { publicUrl, ...(LOOPBACK_HOSTS.has(host) ? { loopbackPort: port } : {}) }, logger);
     handler = bridge.app;
     Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
     server.on('upgrade', bridge.compat.handleUpgrade);
@@ -194,6 +208,7 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
       url,
       server,
       async close() {
+        handler = unavailable('shutting down');
         await bridge.compat.closeWebSockets();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -215,12 +230,13 @@ interface Settings {
   dataDir: string;
   durable: boolean;
   publicUrl: string;
+  site: SiteOptions;
   logger: Logger;
   ops: Ops;
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, logger, ops }: Settings) {
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops }: Settings) {
   const redis = typeof config.store === 'object' ? config.store : undefined;
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
@@ -289,10 +305,12 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(shared ? { cluster: shared.cluster } : {}),
     logger,
     mode,
+    site,
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
     ...corsSetting(config.cors),
+    ...(config.limits ? { limits: config.limits } : {}),
     observer: ops.observer,
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());

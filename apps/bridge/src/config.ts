@@ -1,6 +1,6 @@
 import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import type { Mode, RouteAuth } from '@eve-flue/compat-server';
+import { resolveLimits, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -31,9 +31,14 @@ export interface BridgeConfig {
   port?: number;
   /** Interface to listen on. Default: `HOST` from the environment, else 127.0.0.1. */
   host?: string;
-  /** The bridge's public URL (with the path it is mounted at, if any), for links it hands out and the OAuth redirect URI. Default: `PUBLIC_URL`, else http://<host>:<port> (localhost when the host is not loopback); `createBridge` needs one of the two. */
+  /**
+   * The bridge's public URL (with the path it is mounted at, if any), for links it hands out and
+   * the OAuth redirect URI; only requests whose `Host` names it (or a loopback name, when bound to
+   * loopback) are served, others get 421. Default: `PUBLIC_URL`, else http://<host>:<port>
+   * (localhost when the host is not loopback); `createBridge` needs one of the two.
+   */
   publicUrl?: string;
-  /** Default: `production` when NODE_ENV is `production`. Production requires `auth`. */
+  /** Default `development`; NODE_ENV=production (any case) means production whatever this says. Production requires `auth`. */
   mode?: Mode;
   /** Route auth for every route but health; see `bearerTokens`. */
   auth?: RouteAuth;
@@ -55,6 +60,8 @@ export interface BridgeConfig {
   metricsPort?: number;
   /** On SIGTERM, how long running turns get to finish before they end as interrupted. Default: `SHUTDOWN_GRACE_MS`, else 10 s. */
   shutdownGraceMs?: number;
+  /** What one request may carry (text, parts, body bytes, nesting); defaults in docs/security.md. */
+  limits?: Partial<RequestLimits>;
 }
 
 export interface RedisStore {
@@ -63,7 +70,9 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits']);
+
+const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
@@ -85,5 +94,12 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
   if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
   if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
+  if (config.limits !== undefined) {
+    if (typeof config.limits !== 'object' || config.limits === null) fail('`limits` must be an object');
+    for (const [key, value] of Object.entries(config.limits)) {
+      if (!LIMIT_KEYS.has(key)) fail(`\`limits.${key}\` is not a limit`);
+      if (!(Number.isInteger(value) && value > 0)) fail(`\`limits.${key}\` must be a positive integer`);
+    }
+  }
   return Object.freeze({ ...config });
 }

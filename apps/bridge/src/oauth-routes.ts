@@ -38,17 +38,26 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
 
   router.get(`${paths(START_PATH)}/:flowId`, async (request, response) => {
     const flowId = String(request.params.flowId);
-    const bound = await broker.bindBrowser(flowId);
-    if (!bound) return page(response, 404, 'Sign-in not found', 'This sign-in link has expired or was already used. Ask again from your app.');
-    response.cookie(bindingCookieName(flowId), bound.bindingSecret, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: secureCookies,
-      path: `${request.baseUrl}/oauth`,
-      maxAge: bound.maxAgeSeconds * 1000,
-    });
+    const cookies = parseCookie(request.headers.cookie ?? '');
+    const start = await broker.bindBrowser(flowId, (id) => cookies[bindingCookieName(id)]);
+    if (start.kind === 'refused') {
+      if (start.status === 409) {
+        logger.warn({}, 'refused a sign-in link opened in a second browser');
+        return page(response, 409, 'Sign-in refused', 'This sign-in link was already opened in another browser. Only that browser can finish it; ask again from your app if that was not you.');
+      }
+      return page(response, 404, 'Sign-in not found', 'This sign-in link has expired or was already used. Ask again from your app.');
+    }
+    if (start.bindingSecret !== undefined) {
+      response.cookie(bindingCookieName(flowId), start.bindingSecret, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: secureCookies,
+        path: `${request.baseUrl}/oauth`,
+        maxAge: start.maxAgeSeconds * 1000,
+      });
+    }
     // No body: express would echo the URL (and its state) into one.
-    response.status(302).set(PAGE_HEADERS).location(bound.authorizationUrl).end();
+    response.status(302).set(PAGE_HEADERS).location(start.authorizationUrl).end();
   });
 
   router.get(paths(CALLBACK_PATH), async (request, response) => {
@@ -68,8 +77,10 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
   });
 
   router.get('/oauth/result/:outcome', (request, response) => {
-    const result = RESULTS[String(request.params.outcome) as keyof typeof RESULTS];
-    if (!result) return page(response, 404, 'Not found', 'There is nothing here.');
+    const outcome = String(request.params.outcome);
+    // Own keys only: `__proto__` or `toString` must not reach the prototype.
+    if (!Object.hasOwn(RESULTS, outcome)) return page(response, 404, 'Not found', 'There is nothing here.');
+    const result = RESULTS[outcome as keyof typeof RESULTS];
     page(response, result.status, result.title, result.text);
   });
 

@@ -14,6 +14,8 @@ describe('bridge configuration', () => {
     [{ agent: Demo, port: 70_000 }, '`port` must be a port number'],
     [{ agent: Demo, publicUrl: 'bridge.example.com' }, '`publicUrl` must be an absolute URL'],
     [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth function'],
+    [{ agent: Demo, limits: { maxTextBytes: -1 } }, '`limits.maxTextBytes` must be a positive integer'],
+    [{ agent: Demo, limits: { maxFiles: 3 } }, '`limits.maxFiles` is not a limit'],
   ])('refuses %j', (config, message) => {
     expect(() => defineBridgeConfig(config as never)).toThrow(message);
   });

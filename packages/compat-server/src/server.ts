@@ -3,11 +3,14 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import cors, { type CorsOptions } from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
-import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-flue/eve-protocol';
+import { ERRORS, EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, errorBody, type HealthBody } from '@eve-flue/eve-protocol';
 import { requireRouteAuth } from './auth/middleware.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
 import { errorHandler, notFound } from './http/errors.ts';
+import { readJsonBody } from './http/json-body.ts';
+import { resolveLimits, type RequestLimits } from './http/limits.ts';
 import { DEFAULT_UPLOAD_POLICY, type UploadPolicy } from './http/message.ts';
+import { MISDIRECTED, site as siteOf, type SiteOptions } from './http/site.ts';
 import type { Journal } from './journal/journal.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
@@ -30,7 +33,7 @@ export interface CompatServerOptions {
   journal?: Journal;
   /** Folder for the default journal. Default: `./.data`. */
   dataDir?: string;
-  /** Default: `production` when NODE_ENV is `production`, else `development`. */
+  /** Default `development`; NODE_ENV=production (any case) makes it `production` whatever this says. */
   mode?: Mode;
   /** Who may call every route but health. Required in production; absent means anonymous in development. */
   auth?: RouteAuth;
@@ -40,6 +43,15 @@ export interface CompatServerOptions {
   workflowId?: string;
   logger?: Logger;
   uploads?: Partial<UploadPolicy>;
+  /** What one request may carry; defaults in `http/limits.ts` (`RequestLimits`). */
+  limits?: Partial<RequestLimits>;
+  /**
+   * The server's public origin. Given, every request and WebSocket upgrade whose `Host` does not
+   * name it (or a loopback name, when bound to loopback) gets 421, and a WebSocket's `Origin` is
+   * compared with it. Absent (an app mounted elsewhere), `Host` is not checked and a WebSocket's
+   * `Origin` is compared with `Host`.
+   */
+  site?: SiteOptions;
   /**
    * Stream timings and limits: `heartbeatMs` (default 10 s; NDJSON heartbeat lines and WebSocket
    * pings), `leaseMs` (default 60 s; leased NDJSON responses), `maxBufferedBytes` (default 1 MiB;
@@ -72,7 +84,7 @@ export interface CompatServer {
   journal: Journal;
   /**
    * The http server's `'upgrade'` listener: serves `GET /eve/v1/session/:sessionId/ws` (the session
-   * stream over a WebSocket) and answers any other upgrade with a plain 404.
+   * stream over a WebSocket) and answers any other upgrade with a 404 in Eve’s error shape.
    * Wire it with `server.on('upgrade', compat.handleUpgrade)`.
    */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
@@ -98,9 +110,13 @@ export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
 
-/** The mode asked for, else `production` when NODE_ENV says so, else `development`. */
+/**
+ * `production` when NODE_ENV says so (in any case) or the config asks for it; a config cannot
+ * downgrade a production environment to development.
+ */
 export function resolveMode(mode: Mode | undefined): Mode {
-  return mode ?? (process.env.NODE_ENV === 'production' ? 'production' : 'development');
+  if (process.env.NODE_ENV?.trim().toLowerCase() === 'production') return 'production';
+  return mode ?? 'development';
 }
 
 /** Production fails closed: without route auth the server refuses to start. */
@@ -116,8 +132,6 @@ export function assertRouteAuth(mode: Mode, auth: RouteAuth | undefined): void {
 const DAY = 24 * 60 * 60 * 1000;
 /** How often a cluster member looks for sessions whose instance died. */
 const ORPHAN_SWEEP_MS = 1_000;
-/** JSON bodies carry base64 files, a third larger than their bytes. */
-const JSON_OVERHEAD = 4 / 3;
 
 export async function createCompatServer(options: CompatServerOptions): Promise<CompatServer> {
   const mode = resolveMode(options.mode);
@@ -125,6 +139,8 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
+  const limits = resolveLimits(uploads.maxBytes, options.limits);
+  const site = options.site && siteOf(options.site);
   const stream: StreamTimings & WebSocketStreamLimits = { heartbeatMs: 10_000, leaseMs: 60_000, ...DEFAULT_WEBSOCKET_LIMITS, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
   const observer = options.observer ?? {};
@@ -143,6 +159,12 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
 
   const app = express();
   app.disable('x-powered-by');
+  if (site) {
+    app.use((request, response, next) => {
+      if (site.hostAllowed(request)) return next();
+      response.status(ERRORS[MISDIRECTED.code].status).set('cache-control', 'no-store').json(errorBody(MISDIRECTED.code, MISDIRECTED.message));
+    });
+  }
   const api = express.Router();
   if (options.cors) {
     const corsOptions: CorsOptions = { ...(options.cors === true ? {} : options.cors), exposedHeaders: [...EXPOSED_HEADERS] };
@@ -154,12 +176,12 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   });
   if (options.publicRoutes) api.use(options.publicRoutes);
   api.use(requireRouteAuth(options.auth, logger));
-  api.use(express.json({ limit: Math.ceil(uploads.maxBytes * JSON_OVERHEAD) + 1024 * 1024 }));
+  api.use(readJsonBody(limits));
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
   const shutdown = new AbortController();
-  api.use(sessionRoutes({ sessions, journal, uploads, stream, lifecycle: { shutdown: shutdown.signal, observer } }));
+  api.use(sessionRoutes({ sessions, journal, uploads, limits, stream, lifecycle: { shutdown: shutdown.signal, observer } }));
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -170,7 +192,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
-  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors, observer });
+  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors, observer, ...(site ? { site } : {}) });
 
   return {
     app,

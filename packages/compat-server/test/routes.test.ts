@@ -142,7 +142,7 @@ describe('good input', () => {
 
   test('cancel and controls on unknown sessions answer with their "nothing to do" statuses', async () => {
     expect((await request(server.app).post('/eve/v1/session/ses_nope/cancel').send({})).body).toEqual({ ok: true, status: 'no_active_turn' });
-    expect((await request(server.app).post('/eve/v1/session/ses_nope/clear')).body).toEqual({ ok: true, status: 'no_active_session' });
+    expect((await request(server.app).post('/eve/v1/session/ses_nope/clear').set('content-type', 'application/json')).body).toEqual({ ok: true, status: 'no_active_session' });
     expect((await request(server.app).post('/eve/v1/session/ses_nope/reset').send({})).body).toEqual({ ok: true, status: 'no_active_session' });
   });
 });
@@ -187,6 +187,120 @@ describe('CORS', () => {
       expect(response.headers['access-control-expose-headers']).toBe('x-eve-session-id,x-eve-stream-version,x-eve-stream-tail-index');
     } finally {
       await open.close();
+    }
+  });
+});
+
+describe('limits on what a caller sends', () => {
+  let limited: CompatServer;
+  beforeAll(async () => {
+    limited = await createCompatServer({
+      runtime: new ScriptedRuntime(),
+      journal: new MemoryJournal(),
+      mode: 'development',
+      uploads: { maxBytes: 3000 },
+      limits: { maxTextBytes: 1000, maxParts: 3, maxDepth: 8 },
+    });
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
+  const post = (body: unknown) => request(limited.app).post('/eve/v1/session').set('content-type', 'application/json').send(JSON.stringify(body));
+
+  test('text per message: at the limit accepted, one byte over 413 (bytes of UTF-8, not characters)', async () => {
+    await post({ message: 'a'.repeat(1000) }).expect(202);
+    expectError(await post({ message: 'a'.repeat(1001) }), 413, 'payload_too_large');
+    expectError(await post({ message: 'é'.repeat(501) }), 413, 'payload_too_large');
+    expectError(await post({ message: [{ type: 'text', text: 'a'.repeat(600) }, { type: 'text', text: 'a'.repeat(600) }] }), 413, 'payload_too_large');
+  });
+
+  test('parts per message', async () => {
+    await post({ message: Array.from({ length: 3 }, () => ({ type: 'text', text: 'x' })) }).expect(202);
+    expectError(await post({ message: Array.from({ length: 4 }, () => ({ type: 'text', text: 'x' })) }), 400, 'invalid_request');
+  });
+
+  test('nesting depth', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 9; i++) deep = [deep];
+    expectError(await post({ message: 'hi', clientContext: { deep } }), 400, 'invalid_request');
+    // Brackets inside strings do not count.
+    await post({ message: '[[[[[[[[[[[[{{{{{{{{{{', clientContext: { a: { b: 'c' } } }).expect(202);
+  });
+
+  test('body size: the file cap as base64 plus the text limit plus 64 KiB; over it 413 from content-length alone', async () => {
+    const file = Buffer.alloc(3000, 1).toString('base64');
+    await post({ message: [{ type: 'text', text: 'see' }, { type: 'file', mediaType: 'text/plain', data: file }] }).expect(202);
+    expectError(await post({ message: 'x', pad: 'p'.repeat(4000 + 1000 + 64 * 1024) }), 413, 'payload_too_large');
+  });
+
+  test('input-response texts count like message text', async () => {
+    const sessionId = (await post({}).expect(202)).body.sessionId;
+    const response = await request(limited.app)
+      .post(`/eve/v1/session/${sessionId}`)
+      .set('content-type', 'application/json')
+      .send({ inputResponses: [{ requestId: 'req_1', text: 'a'.repeat(1001) }] });
+    expectError(response, 413, 'payload_too_large');
+  });
+
+  test('a text message is journaled once: `message` alone, no text parts', async () => {
+    const sessionId = (await post({ message: 'only-once-marker' }).expect(202)).body.sessionId;
+    const stream = await request(limited.app).get(`/eve/v1/session/${sessionId}/stream`).query({ follow: 'false' });
+    const received = stream.text.split('\n').filter((line) => line.includes('"message.received"'));
+    expect(received).toHaveLength(1);
+    expect(received[0]!.split('only-once-marker')).toHaveLength(2);
+  });
+});
+
+describe('malformed requests are 4xx in Eve’s shape, never a 500', () => {
+  test.each([
+    ['a stream with bad percent-encoding', (app: CompatServer['app']) => request(app).get('/eve/v1/session/%ff/stream')],
+    ['a follow-up with bad percent-encoding', (app: CompatServer['app']) => request(app).post('/eve/v1/session/%E0%A4%A/cancel').set('content-type', 'application/json')],
+    [
+      'a corrupt gzip body',
+      (app: CompatServer['app']) =>
+        request(app).post('/eve/v1/session').set('content-type', 'application/json').set('content-encoding', 'gzip').send(Buffer.from('not gzip at all')),
+    ],
+    [
+      'a content-encoding named after a prototype key',
+      (app: CompatServer['app']) => request(app).post('/eve/v1/session').set('content-type', 'application/json').set('content-encoding', 'constructor').send('{}'),
+    ],
+  ])('%s', async (_name, send) => {
+    const response = await send(server.app);
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    expect(response.body).toEqual({ ok: false, code: expect.any(String), error: expect.any(String) });
+  });
+
+  test('POSTs must say application/json, bodyless controls too; a bare create (prewarm) is allowed', async () => {
+    const sessionId = await createSession();
+    for (const control of ['cancel', 'clear', 'compact', 'reset']) {
+      expectError(await request(server.app).post(`/eve/v1/session/${sessionId}/${control}`), 415, 'unsupported_media_type');
+      expectError(await request(server.app).post(`/eve/v1/session/${sessionId}/${control}`).set('content-type', 'text/plain'), 415, 'unsupported_media_type');
+    }
+    expectError(await request(server.app).post(`/eve/v1/session/${sessionId}`).set('content-type', 'text/plain').send('{"message":"hi"}'), 415, 'unsupported_media_type');
+    expectError(await request(server.app).post('/eve/v1/session').set('content-type', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');
+    await request(server.app).post('/eve/v1/session').expect(202);
+  });
+});
+
+describe('Host allowlist', () => {
+  test('only the public host (and loopback names when bound to loopback) is served', async () => {
+    const pinned = await createCompatServer({
+      runtime: new ScriptedRuntime(),
+      journal: new MemoryJournal(),
+      mode: 'development',
+      site: { publicUrl: 'https://agent.example.com', loopbackPort: 3440 },
+    });
+    try {
+      for (const host of ['agent.example.com', 'AGENT.example.com:443', 'localhost:3440', '127.0.0.1:3440', '[::1]:3440']) {
+        await request(pinned.app).get('/eve/v1/health').set('host', host).expect(200);
+      }
+      for (const host of ['evil.example', 'agent.example.com.evil.example', '10.0.0.5:3440', '']) {
+        expectError(await request(pinned.app).get('/eve/v1/health').set('host', host), 421, 'misdirected_request');
+        expectError(await request(pinned.app).post('/eve/v1/session').set('host', host), 421, 'misdirected_request');
+      }
+    } finally {
+      await pinned.close();
     }
   });
 });

@@ -16,6 +16,11 @@ export interface OAuth2Settings {
   issuer?: string;
   /** RFC 8707 resource indicator; defaults to what the server's protected-resource metadata says. */
   resource?: string;
+  /**
+   * Let sign-in requests (discovery, registration, token, revocation) reach loopback, private and
+   * link-local addresses. Default false: only the kind of network the connection's own host is on.
+   */
+  allowPrivateNetwork?: boolean;
 }
 
 /**
@@ -86,7 +91,7 @@ export interface FlueConnectionDefinition {
 }
 
 const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval']);
-const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource']);
+const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource', 'allowPrivateNetwork']);
 const BEARER_KEYS = new Set(['type', 'token']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 /** RFC 9110 field name. */
@@ -173,6 +178,7 @@ function checkAuth(auth: ConnectionAuth, fail: (field: string, problem: string) 
   }
   if ((auth.authorizationUrl === undefined) !== (auth.tokenUrl === undefined)) fail('auth.authorizationUrl', 'and `auth.tokenUrl` go together');
   if (auth.authorizationUrl !== undefined && auth.clientId === undefined) fail('auth.clientId', 'is required with explicit endpoints');
+  if (auth.allowPrivateNetwork !== undefined && typeof auth.allowPrivateNetwork !== 'boolean') fail('auth.allowPrivateNetwork', 'must be true or false');
 }
 
 function checkBearer(auth: BearerSettings, fail: (field: string, problem: string) => never): void {

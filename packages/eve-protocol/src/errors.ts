@@ -26,8 +26,10 @@ export const ERRORS = {
   session_not_active: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   unknown_input_request: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   session_expired: { status: 410, closeCode: CLOSE_CODES.policyViolation },
+  misdirected_request: { status: 421, closeCode: CLOSE_CODES.policyViolation },
   payload_too_large: { status: 413, closeCode: CLOSE_CODES.policyViolation },
   unsupported_media_type: { status: 415, closeCode: CLOSE_CODES.policyViolation },
+  headers_too_large: { status: 431, closeCode: CLOSE_CODES.policyViolation },
   internal_error: { status: 500, closeCode: CLOSE_CODES.internalError },
   service_unavailable: { status: 503, closeCode: CLOSE_CODES.tryAgainLater },
 } as const satisfies Record<string, { status: number; closeCode: number }>;

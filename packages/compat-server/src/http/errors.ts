@@ -5,15 +5,17 @@ import type { Logger } from '../logger.ts';
 import { SessionTakenOverError, StoreUnavailableError } from '../journal/errors.ts';
 import { RequestError } from '../session/errors.ts';
 
-/** body-parser's error `type`s, mapped to what the caller did wrong. */
-const BODY_ERRORS: Record<string, [ErrorCode, string]> = {
-  'entity.parse.failed': ['invalid_json', 'The request body is not valid JSON.'],
-  'entity.too.large': ['payload_too_large', 'The request body is too large.'],
-  'encoding.unsupported': ['unsupported_media_type', 'The request body encoding is not supported.'],
-  'charset.unsupported': ['unsupported_media_type', 'The request body charset is not supported.'],
-  'request.aborted': ['invalid_request', 'The request body was not sent completely.'],
-  'request.size.invalid': ['invalid_request', 'The request body length does not match its content-length.'],
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
 };
+
+/** The 4xx an http-errors error (express's router) carries, if it is one. */
+function callerErrorStatus(error: unknown): number | undefined {
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status ?? (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
+}
 
 export function describeZodError(error: ZodError): string {
   const issue = error.issues[0];
@@ -29,14 +31,16 @@ export interface Refusal {
 }
 
 export const STORE_UNAVAILABLE: Refusal = { code: 'service_unavailable', message: 'The session store is unavailable; try again shortly.' };
+/** A 4xx from express (a route parameter that is not percent-encoding): the caller's mistake. */
+const MALFORMED = 'The request is malformed.';
 
 /** What a caller is told of a failure; undefined for a bug in the bridge (an internal error, logged). */
 export function refusalOf(error: unknown): Refusal | undefined {
   if (error instanceof RequestError) return { code: error.code, message: error.message };
   if (error instanceof StoreUnavailableError || error instanceof SessionTakenOverError) return STORE_UNAVAILABLE;
   if (error instanceof ZodError) return { code: 'invalid_request', message: describeZodError(error) };
-  const known = BODY_ERRORS[(error as { type?: string })?.type ?? ''];
-  return known && { code: known[0], message: known[1] };
+  const callerStatus = callerErrorStatus(error);
+  return callerStatus === undefined ? undefined : { code: CODE_BY_STATUS[callerStatus] ?? 'invalid_request', message: MALFORMED };
 }
 
 /** Every failure becomes `{ok:false, error, code}`; only a bug in the bridge is a 500. */
@@ -45,6 +49,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const refusal = refusalOf(error);
     if (!refusal) logger.error({ err: error, method: request.method, path: request.path }, 'request failed');
     else if (refusal === STORE_UNAVAILABLE) logger.warn({ err: error, path: request.path }, 'session store unavailable');
+    // Answered without a stack trace in the log.
+    else if (refusal.message === MALFORMED) logger.debug({ code: refusal.code, method: request.method, path: request.path }, 'malformed request refused');
     if (response.headersSent) {
       response.end();
       return;

@@ -1,6 +1,7 @@
 import type { ReceivedPart } from '@eve-flue/eve-protocol';
 import { RequestError } from '../session/errors.ts';
 import type { MessageInput, UserFile } from '@eve-flue/session-contract';
+import { checkTextBytes, type RequestLimits } from './limits.ts';
 import type { MessageBody } from './schemas.ts';
 
 export interface UploadPolicy {
@@ -15,12 +16,14 @@ export const DEFAULT_UPLOAD_POLICY: UploadPolicy = { maxBytes: 25 * 1024 * 1024,
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const DATA_URL = /^data:([^;,]*)(;[^,]*)?,(.*)$/s;
 
-/** Turns the `message` of a request into what the agent receives, enforcing the upload policy. */
-export function toMessageInput(body: MessageBody, policy: UploadPolicy, clientContext?: unknown): MessageInput {
+/** Turns the `message` of a request into what the agent receives, enforcing the upload policy and the limits. */
+export function toMessageInput(body: MessageBody, policy: UploadPolicy, limits: RequestLimits, clientContext?: unknown): MessageInput {
   const parts: ReceivedPart[] = [];
   const files: UserFile[] = [];
   const texts: string[] = [];
   const items = typeof body === 'string' ? [{ type: 'text' as const, text: body }] : body;
+  if (items.length > limits.maxParts) throw new RequestError('invalid_request', `message: more than ${limits.maxParts} parts.`);
+  checkTextBytes(items.flatMap((item) => (item.type === 'text' ? [item.text] : [])), limits);
   for (const item of items) {
     if (item.type === 'text') {
       texts.push(item.text);

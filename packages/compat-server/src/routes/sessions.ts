@@ -2,6 +2,8 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { HEADERS, ROUTES, type AcceptedBody, type CancelBody, type ControlBody, type ResetBody } from '@eve-flue/eve-protocol';
 import type { CommandKind, CommandOf, CommandResult } from '@eve-flue/session-contract';
 import { principalOf } from '../auth/middleware.ts';
+import { isJson } from '../http/json-body.ts';
+import { checkTextBytes, type RequestLimits } from '../http/limits.ts';
 import { toMessageInput, type UploadPolicy } from '../http/message.ts';
 import { cancelBody, createBody, followUpBody, resetBody } from '../http/schemas.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -15,15 +17,22 @@ export interface SessionRoutesOptions {
   sessions: Sessions;
   journal: Journal;
   uploads: UploadPolicy;
+  limits: RequestLimits;
   stream: StreamTimings;
   lifecycle: StreamLifecycle;
 }
 
-/** `POST` bodies: an absent or empty body is `{}`; a body that is not JSON is refused. */
-function jsonBody(request: Request): unknown {
+/**
+ * `POST` bodies: an absent or empty body is `{}`. Every POST must say `application/json`, bodyless
+ * controls included (Eve's client always does): a page on another origin cannot send that without
+ * a CORS preflight, so it cannot end or steer a session. The one exception is a create with no
+ * body and no content type (the client's prewarm), which only opens an empty session.
+ */
+function jsonBody(request: Request, { bareAllowed = false } = {}): unknown {
   const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !request.is('application/json')) {
-    throw new RequestError('unsupported_media_type', 'Send the request body as application/json.');
+  const bare = !hasBody && request.headers['content-type'] === undefined;
+  if (!(bare && bareAllowed) && !isJson(request.headers['content-type'])) {
+    throw new RequestError('unsupported_media_type', 'Send the request as application/json.');
   }
   return request.body ?? {};
 }
@@ -48,7 +57,7 @@ const accepted = (sessionId: string, deliveryId?: string): Answer => ({
 const acceptedOr = (status: 'accepted' | 'no_active_turn' | 'no_active_session', sessionId: string): Answer =>
   status === 'accepted' ? { status: 202, body: { ok: true, status, sessionId } } : { status: 200, body: { ok: true, status } };
 
-export function sessionRoutes({ sessions, journal, uploads, stream, lifecycle }: SessionRoutesOptions): Router {
+export function sessionRoutes({ sessions, journal, uploads, limits, stream, lifecycle }: SessionRoutesOptions): Router {
   const router = Router();
 
   function post<K extends CommandKind>(path: string, route: CommandRoute<K>): void {
@@ -62,11 +71,11 @@ export function sessionRoutes({ sessions, journal, uploads, stream, lifecycle }:
 
   post<'create'>(ROUTES.sessions, {
     command: (request) => {
-      const body = createBody.parse(jsonBody(request));
+      const body = createBody.parse(jsonBody(request, { bareAllowed: true }));
       return {
         kind: 'create',
         principal: principalOf(request),
-        ...(body.message !== undefined ? { input: toMessageInput(body.message, uploads, body.clientContext) } : {}),
+        ...(body.message !== undefined ? { input: toMessageInput(body.message, uploads, limits, body.clientContext) } : {}),
         ...(body.operationId !== undefined ? { operationId: body.operationId } : {}),
       };
     },
@@ -77,6 +86,7 @@ export function sessionRoutes({ sessions, journal, uploads, stream, lifecycle }:
   router.post(ROUTES.session, (async (request, response) => {
     const sessionId = sessionIdOf(request);
     const body = followUpBody.parse(jsonBody(request));
+    if (body.kind === 'answers') checkTextBytes(body.inputResponses.flatMap((r) => (r.text === undefined ? [] : [r.text])), limits);
     const deliveryId =
       body.kind === 'answers'
         ? await sessions.execute({ kind: 'respond', sessionId, responses: body.inputResponses })
@@ -84,7 +94,7 @@ export function sessionRoutes({ sessions, journal, uploads, stream, lifecycle }:
             kind: 'send',
             sessionId,
             principal: principalOf(request),
-            input: toMessageInput(body.message, uploads, body.clientContext),
+            input: toMessageInput(body.message, uploads, limits, body.clientContext),
             policy: body.turnPolicy,
             deliveryId: newDeliveryId(),
           });

@@ -17,7 +17,7 @@ import { RequestError, sessionNotActive } from './errors.ts';
 import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import { SessionLog } from './session-log.ts';
 import type { Sessions } from './sessions.ts';
-import { Turn } from './turn.ts';
+import { messageReceived, Turn } from './turn.ts';
 
 type Work = { kind: 'message'; message: UserMessage } | { kind: 'clear' } | { kind: 'compact' };
 
@@ -337,7 +337,7 @@ export class SessionManager implements Sessions {
     const opening: EveEventDraft[] = [
       ...(turn.sequence === 0 ? [{ type: 'session.started', data: {} } as const] : []),
       { type: 'turn.started', data: turn.coordinates },
-      { type: 'message.received', data: { ...turn.coordinates, message: message.text, parts: message.parts } },
+      { type: 'message.received', data: messageReceived(turn.coordinates, message) },
     ];
     const started = { ...record, turnCount: record.turnCount + 1, activeTurn: { turnId: turn.turnId, sequence: turn.sequence, deliveryIds: [...turn.deliveryIds] } };
     // The turn exists only once its opening is journaled; a store that is briefly away gets a few tries.
@@ -409,7 +409,8 @@ export class SessionManager implements Sessions {
       const result = await this.#runtime.compactContext(record.id);
       await log.write([{ type: 'compaction.completed', data: { ...coordinates, modelId: result.modelId } }, SESSION_WAITING]);
     } catch (error) {
-      this.#logger.warn({ err: error, sessionId: record.id }, 'compaction failed; history unchanged');
+      // Often expected (a runtime without compaction on demand): the reason, without a stack trace.
+      this.#logger.warn({ sessionId: record.id, reason: error instanceof Error ? error.message : String(error) }, 'compaction failed; history unchanged');
       await log.write([SESSION_WAITING]);
     }
   }

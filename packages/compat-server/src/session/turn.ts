@@ -1,4 +1,5 @@
 import type {
+  EveEventDataMap,
   EveEventDraft,
   InputRequest,
   InputResolution,
@@ -204,7 +205,7 @@ export class Turn implements TurnContext {
     this.#deliveryIds.push(message.deliveryId);
     this.#withdrawSignIns({ outcome: 'declined', reason: 'the person sent another message' });
     await this.#withdrawOpenRequests('ignored');
-    await this.write([{ type: 'message.received', data: { ...this.coordinates, message: message.text, parts: message.parts } }]);
+    await this.write([{ type: 'message.received', data: messageReceived(this.coordinates, message) }]);
     this.#steering.push(message);
     this.#steeringArrived?.();
   }
@@ -273,4 +274,13 @@ const APPROVING_OPTIONS = new Set(['approve', 'approved', 'allow', 'yes']);
 function outcomeOf(request: InputRequest, response: InputResponse): InputResolution['outcome'] {
   if (request.kind !== 'tool-approval') return 'answered';
   return response.optionId !== undefined && APPROVING_OPTIONS.has(response.optionId) ? 'approved' : 'denied';
+}
+
+/**
+ * `message.received` for a message. Its text is journaled once: a message of text only carries
+ * it in `message` alone (clients read `parts`, else `message`); `parts` appear when there is a file.
+ */
+export function messageReceived(coordinates: TurnCoordinates, message: UserMessage): EveEventDataMap['message.received'] {
+  const structured = message.parts.some((part) => part.type !== 'text');
+  return { ...coordinates, message: message.text, ...(structured ? { parts: message.parts } : {}) };
 }

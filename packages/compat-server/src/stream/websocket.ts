@@ -1,23 +1,24 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { CorsOptions } from 'cors';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
+  BEARER_PROTOCOL_PREFIX,
   CLOSE_CODES,
   ERRORS,
   EVE_BASE_PATH,
   ROUTES,
   TAIL_INDEX_CONTROL,
   WEBSOCKET_PROTOCOL,
-  BEARER_PROTOCOL_PREFIX,
-  errorBody,
   isTerminal,
   type ErrorCode,
 } from '@eve-flue/eve-protocol';
 import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
+import { refuse } from '../http/raw-response.ts';
+import { MISDIRECTED, type Site } from '../http/site.ts';
 import { followJournal } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
@@ -51,6 +52,8 @@ export interface WebSocketStreamsOptions {
   /** The server's CORS setting: which foreign browser origins may open a stream. */
   cors?: boolean | CorsOptions | undefined;
   observer?: ServerObserver;
+  /** The server's own names and origin; absent, `Origin` is compared with `Host`. */
+  site?: Site;
 }
 
 export interface WebSocketStreams {
@@ -77,7 +80,7 @@ const SHUTDOWN_GRACE_MS = 1_000;
  * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
  * upgrade. Each text frame is one journal line without its newline.
  */
-export function webSocketStreams({ sessions, journal, auth, logger, timings, cors, observer = {} }: WebSocketStreamsOptions): WebSocketStreams {
+export function webSocketStreams({ sessions, journal, auth, logger, timings, cors, observer = {}, site }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: 64 * 1024,
@@ -88,9 +91,10 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
 
   /** Upgrades the request, or answers it with an error: then resolves with that status. */
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<number | undefined> {
+    if (site && !site.hostAllowed(request)) return refuse(socket, MISDIRECTED.code, MISDIRECTED.message);
     const url = new URL(request.url ?? '/', 'http://bridge.invalid');
     const match = STREAM_PATH.exec(url.pathname);
-    if (request.method !== 'GET' || !match) return refusePlain(socket, 404);
+    if (request.method !== 'GET' || !match) return refuse(socket, 'not_found', 'No such route.');
     const path = url.pathname;
     if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
     let sessionId: string;
@@ -100,7 +104,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
       return refuse(socket, 'invalid_request', 'The session id is not valid.');
     }
     const query = takeCredentials(request, url);
-    if (!(await originAllowed(request, cors))) {
+    if (!(await originAllowed(request, cors, site))) {
       logger.warn({ path, origin: request.headers.origin }, 'websocket from a foreign origin refused');
       return refuse(socket, 'forbidden', 'This origin may not open session streams.');
     }
@@ -110,6 +114,8 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     if (request.headers['sec-websocket-protocol'] !== undefined && !offeredProtocols(request).includes(WEBSOCKET_PROTOCOL)) {
       return refuse(socket, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
     }
+    const handshakeProblem = badHandshake(request);
+    if (handshakeProblem) return refuse(socket, 'invalid_request', handshakeProblem);
     let plan: StreamPlan;
     try {
       plan = await resolveStreamPlan(sessions, journal, sessionId, query);
@@ -256,18 +262,41 @@ function takeCredentials(request: IncomingMessage, url: URL): Record<string, unk
   return query;
 }
 
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+const PROTOCOL_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * What `ws` would answer with an HTML 400, checked first so the refusal is JSON in Eve's shape:
+ * the key, the version, and the subprotocol list (RFC 6455 §4.2.1).
+ */
+function badHandshake(request: IncomingMessage): string | undefined {
+  const key = request.headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !WEBSOCKET_KEY.test(key)) return 'Sec-WebSocket-Key is missing or malformed.';
+  const version = request.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8') return 'Sec-WebSocket-Version must be 13.';
+  if (request.headers['sec-websocket-protocol'] !== undefined) {
+    const offered = request.headers['sec-websocket-protocol'].split(',').map((p) => p.trim());
+    if (offered.some((p) => !PROTOCOL_TOKEN.test(p)) || new Set(offered).size !== offered.length) return 'Sec-WebSocket-Protocol is malformed.';
+  }
+  return undefined;
+}
+
 /**
  * CORS does not apply to WebSockets, so the browser's `Origin` is checked here the way the CORS
- * setting would: no `Origin` (not a browser) or the same origin passes; a foreign one passes only
- * when CORS allows it.
+ * setting would: no `Origin` (not a browser) or the server's own origin passes (the configured
+ * public origin; `Host` only for an app without one); a foreign one passes only when CORS allows it.
  */
-async function originAllowed(request: IncomingMessage, cors: boolean | CorsOptions | undefined): Promise<boolean> {
+async function originAllowed(request: IncomingMessage, cors: boolean | CorsOptions | undefined, site: Site | undefined): Promise<boolean> {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  try {
-    if (new URL(origin).host === request.headers.host) return true;
-  } catch {
-    // `null` or malformed: not the same origin.
+  if (site) {
+    if (site.isOwnOrigin(origin)) return true;
+  } else {
+    try {
+      if (new URL(origin).host === request.headers.host) return true;
+    } catch {
+      // `null` or malformed: not the same origin.
+    }
   }
   if (!cors) return false;
   if (cors === true) return true;
@@ -308,33 +337,4 @@ function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSigna
     if (signal.aborted) done(false);
     flushed.then(done);
   });
-}
-
-/** A JSON error in Eve's shape, as a plain HTTP response before any upgrade. */
-/** Returns the status it answered, for whoever reports refusals. */
-function refuse(socket: Duplex, code: ErrorCode, message: string, headers: Record<string, string> = {}): number {
-  const { status } = ERRORS[code];
-  const body = JSON.stringify(errorBody(code, message));
-  writeResponse(socket, status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    'cache-control': 'no-store',
-    ...headers,
-  }, body);
-  return status;
-}
-
-function refusePlain(socket: Duplex, status: number): number {
-  writeResponse(socket, status, { 'content-length': '0' }, '');
-  return status;
-}
-
-function writeResponse(socket: Duplex, status: number, headers: Record<string, string>, body: string): void {
-  if (socket.destroyed || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-  socket.once('finish', () => socket.destroy());
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }

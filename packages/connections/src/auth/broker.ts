@@ -33,6 +33,14 @@ export type CallbackResult =
   | { kind: 'refused'; status: 400 | 404; message: string }
   | { kind: 'finished'; flowId: string; connection: string; outcome: SignInOutcome };
 
+/**
+ * What opening a start link leads to: on to the provider (with a new binding secret for a browser
+ * that just took the flow), or a refusal: 404 no such live flow, 409 another browser owns it.
+ */
+export type StartResult =
+  | { kind: 'bound'; authorizationUrl: string; maxAgeSeconds: number; bindingSecret?: string }
+  | { kind: 'refused'; status: 404 | 409 };
+
 export const CALLBACK_PATH = '/eve/v1/oauth/callback';
 export const START_PATH = '/eve/v1/oauth/start';
 /** The cookie that binds a flow to the browser that opened its start URL (RFC 9700 §2.1). */
@@ -165,16 +173,24 @@ export class SignInBroker {
   }
 
   /**
-   * The start URL was opened: binds the flow to this browser with a fresh secret (its hash kept
-   * in the flow, the secret in an HttpOnly cookie) and gives the provider URL to redirect to.
+   * The start URL was opened. The first browser to open it owns the flow: it gets a binding
+   * secret (its hash kept in the flow, the secret in an HttpOnly cookie) and the provider URL.
+   * The same browser opening it again (it carries the cookie) is sent on again; any other
+   * browser is refused and changes nothing.
    */
-  async bindBrowser(flowId: string): Promise<{ bindingSecret: string; authorizationUrl: string; maxAgeSeconds: number } | undefined> {
+  async bindBrowser(flowId: string, bindingSecretOf: (flowId: string) => string | undefined): Promise<StartResult> {
     const flow = await this.#store.getFlow(flowId);
-    if (!flow || flow.expiresAt <= this.#now()) return undefined;
+    if (!flow || flow.expiresAt <= this.#now()) return { kind: 'refused', status: 404 };
+    const onward = { authorizationUrl: flow.authorizationUrl, maxAgeSeconds: Math.ceil((flow.expiresAt - this.#now()) / 1000) };
+    if (flow.bindingHash) {
+      const presented = bindingSecretOf(flowId);
+      return presented !== undefined && matchesHash(presented, flow.bindingHash) ? { kind: 'bound', ...onward } : { kind: 'refused', status: 409 };
+    }
     const bindingSecret = randomSecret();
-    // Only a flow still pending is bound: one taken meanwhile (finished, cancelled) stays gone.
-    if (!(await this.#store.updateFlow({ ...flow, bindingHash: sha256(bindingSecret) }))) return undefined;
-    return { bindingSecret, authorizationUrl: flow.authorizationUrl, maxAgeSeconds: Math.ceil((flow.expiresAt - this.#now()) / 1000) };
+    const binding = await this.#store.bindFlow(flowId, sha256(bindingSecret));
+    if (binding === 'gone') return { kind: 'refused', status: 404 };
+    if (binding === 'owned') return { kind: 'refused', status: 409 };
+    return { kind: 'bound', bindingSecret, ...onward };
   }
 
   /**

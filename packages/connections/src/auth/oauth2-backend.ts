@@ -4,6 +4,7 @@ import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-util
 import type { FlueConnectionDefinition, OAuth2Settings } from '../definition.ts';
 import type { SignInBackend, TokenContext, UpstreamChallenge } from './backend.ts';
 import { SignInError } from './backend.ts';
+import { guardedFetch } from './outbound-guard.ts';
 import type { AuthStore } from './store.ts';
 import type { TokenSet } from './types.ts';
 
@@ -33,12 +34,15 @@ export class OAuth2Backend implements SignInBackend {
   readonly #auth: Readonly<OAuth2Settings>;
   readonly #store: AuthStore;
   readonly #configurations = new Map<string, Promise<oauth.Configuration>>();
+  /** Every sign-in request goes through it: no private-network address unless allowed. */
+  readonly #fetch: typeof fetch;
 
   constructor(connection: Readonly<FlueConnectionDefinition>, store: AuthStore) {
     if (connection.auth?.type !== 'oauth2') throw new Error(`[eve-flue] connection "${connection.name}" has no OAuth settings`);
     this.#connection = connection;
     this.#auth = connection.auth;
     this.#store = store;
+    this.#fetch = guardedFetch({ connectionUrl: connection.url, allowPrivateNetwork: connection.auth.allowPrivateNetwork === true });
   }
 
   async begin({ redirectUri, state, challenge }: { redirectUri: string; state: string; challenge?: UpstreamChallenge }) {
@@ -114,7 +118,20 @@ export class OAuth2Backend implements SignInBackend {
       return withOptional(await this.#discoverIssuer(this.#auth.issuer), this.#auth.resource, configuredScope ?? challenge?.scope);
     }
     if (challenge?.resourceMetadataUrl) assertSafeUrl(challenge.resourceMetadataUrl.href, 'resource_metadata');
-    const info = await discoverOAuthServerInfo(this.#connection.url, challenge?.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {});
+    // The SDK falls back to other URLs when a metadata request fails: a refusal by the guard must end discovery.
+    let refused: SignInError | undefined;
+    const fetchFn: typeof fetch = (input, init) =>
+      this.#fetch(input, init).catch((error: unknown) => {
+        if (error instanceof SignInError) refused ??= error;
+        throw error;
+      });
+    const info = await discoverOAuthServerInfo(this.#connection.url, {
+      fetchFn,
+      ...(challenge?.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+    }).catch((error: unknown) => {
+      throw refused ?? error;
+    });
+    if (refused) throw refused;
     if (!info.authorizationServerMetadata) throw new SignInError('failed', `no authorization server metadata at ${new URL(info.authorizationServerUrl).origin}`);
     const metadata = info.authorizationServerMetadata as unknown as oauth.ServerMetadata;
     assertSafeUrl(metadata.issuer, 'the authorization server');
@@ -132,7 +149,7 @@ export class OAuth2Backend implements SignInBackend {
   /** RFC 8414 then OIDC discovery, path-aware, as the MCP SDK does it. */
   async #discoverIssuer(issuer: string): Promise<oauth.ServerMetadata> {
     assertSafeUrl(issuer, 'the issuer');
-    const metadata = await discoverAuthorizationServerMetadata(issuer);
+    const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: this.#fetch });
     if (!metadata) throw new SignInError('failed', `no authorization server metadata at ${new URL(issuer).origin}`);
     return metadata as unknown as oauth.ServerMetadata;
   }
@@ -155,7 +172,7 @@ export class OAuth2Backend implements SignInBackend {
         token_endpoint_auth_method: 'client_secret_post',
       },
       undefined,
-      { ...allowLoopback(metadata.issuer), algorithm: 'oauth2' },
+      { ...allowLoopback(metadata.issuer), algorithm: 'oauth2', [oauth.customFetch]: this.#fetch },
     );
     const client = registered.clientMetadata();
     const stored = { clientId: client.client_id, redirectUri, ...(typeof client.client_secret === 'string' ? { clientSecret: client.client_secret } : {}) };
@@ -169,6 +186,7 @@ export class OAuth2Backend implements SignInBackend {
     if (!configuration) {
       const built = new oauth.Configuration(metadata, client.clientId, client.clientSecret, client.clientSecret ? undefined : oauth.None());
       if (isLoopbackHttp(metadata.issuer) || isLoopbackHttp(String(metadata.token_endpoint))) oauth.allowInsecureRequests(built);
+      built[oauth.customFetch] = this.#fetch;
       configuration = Promise.resolve(built);
       this.#configurations.set(key, configuration);
     }

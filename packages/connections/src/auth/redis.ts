@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Sealer } from './sealer.ts';
-import type { AuthStore } from './store.ts';
+import type { AuthStore, FlowBinding } from './store.ts';
 import type { PendingFlow, RegisteredClient, SignInEvents, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
 
 /** Flows stay readable a little past their expiry, so a late callback is told it expired. */
@@ -40,9 +40,15 @@ export class RedisAuthStore implements AuthStore {
     return this.#get<PendingFlow>(`flow:${id}`);
   }
 
-  async updateFlow(flow: PendingFlow): Promise<boolean> {
-    const done = await this.#redis.set(this.#key(`flow:${flow.id}`), this.#sealer.seal(flow, `flow:${flow.id}`), 'KEEPTTL', 'XX');
-    return done === 'OK';
+  async bindFlow(id: string, bindingHash: string): Promise<FlowBinding> {
+    const flow = await this.getFlow(id);
+    if (!flow) return 'gone';
+    if (flow.bindingHash) return 'owned';
+    // The flow is sealed, so no script can test it: a marker key set only if absent elects the first browser.
+    const ttl = Math.max(1, flow.expiresAt - Date.now() + FLOW_GRACE_MS);
+    if ((await this.#redis.set(this.#key(`flow-bound:${id}`), '1', 'PX', ttl, 'NX')) !== 'OK') return 'owned';
+    const done = await this.#redis.set(this.#key(`flow:${id}`), this.#sealer.seal({ ...flow, bindingHash }, `flow:${id}`), 'KEEPTTL', 'XX');
+    return done === 'OK' ? 'bound' : 'gone';
   }
 
   async takeFlow(id: string): Promise<PendingFlow | undefined> {

@@ -11,14 +11,19 @@ export interface AuthStore {
   deleteToken(subject: SubjectKey, connection: string): Promise<void>;
   putFlow(flow: PendingFlow): Promise<void>;
   getFlow(id: string): Promise<PendingFlow | undefined>;
-  /** Rewrites a flow only if it is still there; false when it was taken meanwhile. */
-  updateFlow(flow: PendingFlow): Promise<boolean>;
+  /**
+   * Binds a flow to the first browser that opens it, in one step: `bound` for the first caller,
+   * `owned` when another browser bound it first, `gone` when the flow was taken meanwhile.
+   */
+  bindFlow(id: string, bindingHash: string): Promise<FlowBinding>;
   /** Removes and returns a flow in one step: of two concurrent takers, one gets it. */
   takeFlow(id: string): Promise<PendingFlow | undefined>;
   getClient(key: string): Promise<RegisteredClient | undefined>;
   putClient(key: string, client: RegisteredClient): Promise<void>;
   close(): Promise<void>;
 }
+
+export type FlowBinding = 'bound' | 'owned' | 'gone';
 
 /** SQLite (`node:sqlite`) storage; `:memory:` for a store that dies with the process. */
 export class SqliteAuthStore implements AuthStore {
@@ -77,8 +82,14 @@ export class SqliteAuthStore implements AuthStore {
     return row && this.#sealer.open<PendingFlow>(row.sealed, `flow:${id}`);
   }
 
-  async updateFlow(flow: PendingFlow): Promise<boolean> {
-    return Number(this.#sql.updateFlow!.run(this.#sealer.seal(flow, `flow:${flow.id}`), flow.id).changes) === 1;
+  async bindFlow(id: string, bindingHash: string): Promise<FlowBinding> {
+    // Read, check and write without yielding: no other request of this process runs in between.
+    const row = this.#sql.getFlow!.get(id) as { sealed: string } | undefined;
+    if (!row) return 'gone';
+    const flow = this.#sealer.open<PendingFlow>(row.sealed, `flow:${id}`);
+    if (flow.bindingHash) return 'owned';
+    this.#sql.updateFlow!.run(this.#sealer.seal({ ...flow, bindingHash }, `flow:${id}`), id);
+    return 'bound';
   }
 
   async takeFlow(id: string): Promise<PendingFlow | undefined> {
