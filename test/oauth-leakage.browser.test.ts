@@ -52,6 +52,8 @@ test('no token, code, secret or verifier reaches an event, a log line or an HTTP
   const client = new Client({ host: bridge.url, auth: { bearer: ROUTE_TOKEN }, headers: { cookie: CLIENT_COOKIE } });
   const parked = await parkOnSignIn(client);
   const flow = (await bridge.authStore.getFlow(parked.attemptId))!;
+  if (flow.backend.kind !== 'oauth2') throw new Error('the demo connection signs in with OAuth');
+  const started = flow.backend;
   const context = await browser.newContext();
   const page = await context.newPage();
   let code = '';
@@ -68,12 +70,12 @@ test('no token, code, secret or verifier reaches an event, a log line or an HTTP
   await (await parked.session.send('/tool connection__demo__whoami {}')).result();
 
   const tokens = (await bridge.authStore.getToken('principal:alice', 'demo'))!;
-  const client_ = await bridge.authStore.getClient(`${flow.backend.issuer} ${bridge.broker.redirectUri}`);
+  const client_ = await bridge.authStore.getClient(`${started.issuer} ${bridge.broker.redirectUri}`);
   const secrets = {
     accessToken: tokens.accessToken,
     refreshToken: tokens.refreshToken!,
     code,
-    verifier: flow.backend.verifier!,
+    verifier: started.verifier,
     stateSecret: new URL(flow.authorizationUrl).searchParams.get('state')!.split('.')[1]!,
     clientSecret: client_!.clientSecret!,
     ...(binding ? { bindingCookie: binding.value } : {}),

@@ -1,4 +1,5 @@
 import { Router, type Request } from 'express';
+import { BRIDGE_ROUTES } from '@eve-flue/eve-protocol';
 import { principalOf, RequestError } from '@eve-flue/compat-server';
 import { subjectKey, type ConnectionRegistry, type ConnectionStatus, type SignInBroker } from '@eve-flue/connections';
 
@@ -14,7 +15,7 @@ function callerSubject(request: Request): string | undefined {
 export function connectionRoutes(connections: ConnectionRegistry, broker: SignInBroker): Router {
   const router = Router();
 
-  router.get('/connections', async (request, response) => {
+  router.get(BRIDGE_ROUTES.connections, async (request, response) => {
     const subject = callerSubject(request);
     const statuses = await Promise.all(
       connections.status().map(async (status): Promise<ConnectionStatus> => {
@@ -26,7 +27,7 @@ export function connectionRoutes(connections: ConnectionRegistry, broker: SignIn
     response.set('cache-control', 'no-store').json({ ok: true, connections: statuses });
   });
 
-  router.delete('/connections/:name/authorization', async (request, response) => {
+  router.delete(BRIDGE_ROUTES.connectionAuthorization, async (request, response) => {
     const name = String(request.params.name);
     if (!connections.definitions().some((d) => d.name === name)) throw new RequestError('not_found', `No connection named ${name}.`);
     if (!broker.handles(name)) throw new RequestError('invalid_request', `Connection ${name} has no sign-in.`);

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import { parseCookie } from 'cookie';
-import { bindingCookieName, CALLBACK_PATH, START_PATH, type SignInBroker } from '@eve-flue/connections';
+import { bindingCookieName, type SignInBroker } from '@eve-flue/connections';
+import { BRIDGE_ROUTES, routePath } from '@eve-flue/eve-protocol';
 import type { Logger } from '@eve-flue/compat-server';
 
 const PAGE_HEADERS = {
@@ -26,8 +27,6 @@ function page(response: Response, status: number, title: string, text: string): 
     .send(`<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p id="result">${text}</p></html>`);
 }
 
-const paths = (path: string) => path.replace('/eve/v1', '');
-
 /**
  * The browser side of a sign-in (paths and cookies relative to where the bridge is mounted): the start link binds the browser and redirects to the provider;
  * the callback finishes the flow and redirects to a clean result page, so the code does not stay
@@ -36,8 +35,8 @@ const paths = (path: string) => path.replace('/eve/v1', '');
 export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies: boolean, onSignIn: (outcome: string) => void = () => undefined): Router {
   const router = Router();
 
-  router.get(`${paths(START_PATH)}/:flowId`, async (request, response) => {
-    const flowId = String(request.params.flowId);
+  router.get(BRIDGE_ROUTES.oauthStart, async (request, response) => {
+    const flowId = String(request.params.attempt);
     const cookies = parseCookie(request.headers.cookie ?? '');
     const start = await broker.bindBrowser(flowId, (id) => cookies[bindingCookieName(id)]);
     if (start.kind === 'refused') {
@@ -60,7 +59,7 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
     response.status(302).set(PAGE_HEADERS).location(start.authorizationUrl).end();
   });
 
-  router.get(paths(CALLBACK_PATH), async (request, response) => {
+  router.get(BRIDGE_ROUTES.oauthCallback, async (request, response) => {
     const callbackUrl = new URL(request.originalUrl, broker.redirectUri);
     const cookies = parseCookie(request.headers.cookie ?? '');
     const result = await broker.complete(callbackUrl, (flowId) => cookies[bindingCookieName(flowId)]);
@@ -73,10 +72,10 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
     const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
     logger.info({ connection: result.connection, outcome }, 'sign-in finished');
     onSignIn(outcome);
-    response.status(303).set(PAGE_HEADERS).location(`${request.baseUrl}/oauth/result/${outcome}`).end();
+    response.status(303).set(PAGE_HEADERS).location(`${request.baseUrl}${routePath(BRIDGE_ROUTES.oauthResult, { outcome })}`).end();
   });
 
-  router.get('/oauth/result/:outcome', (request, response) => {
+  router.get(BRIDGE_ROUTES.oauthResult, (request, response) => {
     const outcome = String(request.params.outcome);
     // Own keys only: `__proto__` or `toString` must not reach the prototype.
     if (!Object.hasOwn(RESULTS, outcome)) return page(response, 404, 'Not found', 'There is nothing here.');

@@ -52,7 +52,7 @@ describe('the SQLite auth store', () => {
         subject: 'principal:alice',
         authorizationUrl: 'https://as.example/auth?state=att_1.s',
         redirectUri: 'http://127.0.0.1/eve/v1/oauth/callback',
-        backend: { verifier: 'verifier-secret-value' },
+        backend: { kind: 'oauth2', verifier: 'verifier-secret-value', issuer: 'https://issuer.example', clientId: 'client' },
         createdAt: 1,
         expiresAt: Date.now() + 60_000,
       };

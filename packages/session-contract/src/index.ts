@@ -1,5 +1,5 @@
 export type { Principal } from './principal.ts';
-export type { SignInFailure, SignInOutcome } from './sign-in.ts';
+export { signInOutcome, type SignInFailure, type SignInOutcome } from './sign-in.ts';
 export { TurnError } from './turn-error.ts';
 export type {
   AgentDescription,
@@ -29,3 +29,4 @@ export {
 export type { CommandHandlers, CommandKind, CommandOf, CommandResult, MessageInput, SessionBoundCommand, SessionCommand, TurnPolicy } from './commands.ts';
 export { silentLogger, type Logger } from './logger.ts';
 export { SessionTakenOverError, StoreUnavailableError, storeCall } from './store-errors.ts';
+export { parseJson } from './json.ts';

@@ -1,4 +1,9 @@
-/** How a sign-in ended, as the broker settles it and a parked turn reports it. */
-export type SignInOutcome = { outcome: 'authorized' } | SignInFailure;
+import { z } from 'zod';
 
-export type SignInFailure = { outcome: 'declined' | 'failed' | 'timed-out'; reason: string };
+const signInFailure = z.strictObject({ outcome: z.enum(['declined', 'failed', 'timed-out']), reason: z.string() });
+
+/** How a sign-in ended, as the broker settles it, another instance hears it and a parked turn reports it. */
+export const signInOutcome = z.discriminatedUnion('outcome', [z.strictObject({ outcome: z.literal('authorized') }), signInFailure]);
+
+export type SignInOutcome = z.output<typeof signInOutcome>;
+export type SignInFailure = z.output<typeof signInFailure>;

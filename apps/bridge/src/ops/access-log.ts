@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { principalOf, type Logger, type ServerObserver, type StreamSummary } from '@eve-flue/compat-server';
-import { EVE_BASE_PATH, ROUTES } from '@eve-flue/eve-protocol';
+import { BRIDGE_ROUTES, EVE_BASE_PATH, ROUTES } from '@eve-flue/eve-protocol';
 import { READY_PATH } from './readiness.ts';
 
 /**
@@ -9,13 +9,7 @@ import { READY_PATH } from './readiness.ts';
  * query, which can carry a session's id in the wrong place, an OAuth code or state, or a token.
  */
 const PATTERNS = [
-  ...Object.values(ROUTES).map((route) => `${EVE_BASE_PATH}${route}`),
-  `${EVE_BASE_PATH}/session/:sessionId/ws`,
-  `${EVE_BASE_PATH}/connections`,
-  `${EVE_BASE_PATH}/connections/:name/authorization`,
-  `${EVE_BASE_PATH}/oauth/start/:attempt`,
-  `${EVE_BASE_PATH}/oauth/callback`,
-  `${EVE_BASE_PATH}/oauth/result/:outcome`,
+  ...[...Object.values(ROUTES), ...Object.values(BRIDGE_ROUTES)].map((route) => `${EVE_BASE_PATH}${route}`),
   READY_PATH,
   '/',
 ].map((pattern) => ({ pattern, regex: new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, '([^/]+)')}/?$`) }));

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import { z } from 'zod';
 import { isErrorCode, type ErrorCode } from '@eve-flue/eve-protocol';
-import { encodeCommand, sessionCommand, type SessionBoundCommand } from '@eve-flue/session-contract';
+import { encodeCommand, parseJson, sessionCommand, StoreUnavailableError, type SessionBoundCommand } from '@eve-flue/session-contract';
 import { storeCall } from '../journal/errors.ts';
 import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster } from './cluster.ts';
 import { RequestError } from './errors.ts';
@@ -70,7 +70,9 @@ export class RedisSessionCluster implements SessionCluster {
     this.#prefix = options.prefix ?? 'eve:';
     this.#leaseMs = options.leaseMs ?? 3_000;
     this.#forwardTimeoutMs = options.forwardTimeoutMs ?? 10_000;
-    this.#subscribed = this.#subscriber.subscribe(this.#inbox(this.instanceId)).catch(() => undefined);
+    this.#subscribed = this.#subscriber.subscribe(this.#inbox(this.instanceId));
+    // Kept from being unhandled until ready() is asked.
+    this.#subscribed.catch(() => undefined);
     this.#subscriber.on('message', (_channel: string, message: string) => void this.#receive(message));
     this.#renewal = setInterval(() => void this.#renew(), Math.floor(this.#leaseMs / 3));
     this.#renewal.unref();
@@ -84,9 +86,13 @@ export class RedisSessionCluster implements SessionCluster {
     return { holder: this.instanceId, key: (sessionId) => this.#lease(sessionId) };
   }
 
-  /** Resolves once this instance can receive forwarded commands. */
+  /** Resolves once this instance can receive forwarded commands; rejects with StoreUnavailableError when Redis cannot be reached. */
   async ready(): Promise<void> {
-    await this.#subscribed;
+    try {
+      await this.#subscribed;
+    } catch (error) {
+      throw new StoreUnavailableError('The session store (Redis) cannot be reached.', { cause: error });
+    }
   }
 
   async claim(sessionId: string): Promise<{ owner: string; fresh: boolean }> {
@@ -191,12 +197,4 @@ export class RedisSessionCluster implements SessionCluster {
     return `${this.#prefix}inbox:${instanceId}`;
   }
 
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,4 +1,5 @@
-import type { SubjectKey, TokenSet } from './types.ts';
+import type { SignInFailure } from '@eve-flue/session-contract';
+import type { FlowData, SubjectKey, TokenSet } from './types.ts';
 
 /** What an upstream 401 said about where to sign in (RFC 9728 / RFC 6750). */
 export interface UpstreamChallenge {
@@ -8,8 +9,8 @@ export interface UpstreamChallenge {
 
 /** A sign-in that could not finish, with an outcome for Eve and a reason safe to show anyone. */
 export class SignInError extends Error {
-  readonly outcome: 'declined' | 'failed' | 'timed-out';
-  constructor(outcome: 'declined' | 'failed' | 'timed-out', reason: string) {
+  readonly outcome: SignInFailure['outcome'];
+  constructor(outcome: SignInFailure['outcome'], reason: string) {
     super(reason);
     this.name = 'SignInError';
     this.outcome = outcome;
@@ -27,10 +28,10 @@ export interface SignInBackend {
   /** The provider URL to send the browser to, and what finishing needs (kept sealed in the flow). */
   begin(input: { subject: SubjectKey; redirectUri: string; state: string; challenge?: UpstreamChallenge }): Promise<{
     authorizationUrl: string;
-    data: Record<string, string>;
+    data: FlowData;
   }>;
   /** Tokens from the provider's redirect back to the bridge; throws SignInError. */
-  finish(input: { subject: SubjectKey; callbackUrl: URL; state: string; data: Record<string, string>; redirectUri: string }): Promise<TokenSet>;
+  finish(input: { subject: SubjectKey; callbackUrl: URL; state: string; data: FlowData; redirectUri: string }): Promise<TokenSet>;
   refresh(tokens: TokenSet, context: TokenContext): Promise<TokenSet>;
   /** Revokes at the provider; true only when a revocation request was made and succeeded. */
   revoke(tokens: TokenSet, context: TokenContext): Promise<boolean>;

@@ -1,4 +1,5 @@
 import { nanoid } from 'nanoid';
+import { BRIDGE_ROUTES, EVE_BASE_PATH, routePath } from '@eve-flue/eve-protocol';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { SignInBackend, UpstreamChallenge } from './backend.ts';
 import { SignInError } from './backend.ts';
@@ -41,8 +42,7 @@ export type StartResult =
   | { kind: 'bound'; authorizationUrl: string; maxAgeSeconds: number; bindingSecret?: string }
   | { kind: 'refused'; status: 404 | 409 };
 
-export const CALLBACK_PATH = '/eve/v1/oauth/callback';
-export const START_PATH = '/eve/v1/oauth/start';
+const CALLBACK_PATH = `${EVE_BASE_PATH}${BRIDGE_ROUTES.oauthCallback}`;
 /** The cookie that binds a flow to the browser that opened its start URL (RFC 9700 §2.1). */
 export const bindingCookieName = (flowId: string): string => `eve_oauth_${flowId}`;
 
@@ -158,7 +158,7 @@ export class SignInBroker {
     await this.#store.putFlow(flow);
     let settle!: (outcome: SignInOutcome) => void;
     const outcome = new Promise<SignInOutcome>((resolve) => (settle = resolve));
-    const attempt: SignInAttempt = { id, connection: request.connection, startUrl: `${this.#publicUrl}${START_PATH}/${id}`, expiresAt: flow.expiresAt, outcome };
+    const attempt: SignInAttempt = { id, connection: request.connection, startUrl: `${this.#publicUrl}${EVE_BASE_PATH}${routePath(BRIDGE_ROUTES.oauthStart, { attempt: id })}`, expiresAt: flow.expiresAt, outcome };
     const timer = setTimeout(() => this.#settle(id, { outcome: 'timed-out', reason: 'the sign-in was not finished in time' }), this.#flowTtlMs);
     timer.unref();
     this.#waiting.set(id, {

@@ -6,7 +6,7 @@ import type { SignInBackend, TokenContext, UpstreamChallenge } from './backend.t
 import { SignInError } from './backend.ts';
 import { guardedFetch } from './outbound-guard.ts';
 import type { AuthStore } from './store.ts';
-import type { TokenSet } from './types.ts';
+import type { FlowData, TokenSet } from './types.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -60,12 +60,13 @@ export class OAuth2Backend implements SignInBackend {
     if (server.resource) parameters.resource = server.resource;
     return {
       authorizationUrl: oauth.buildAuthorizationUrl(configuration, parameters).href,
-      data: { verifier, issuer: server.metadata.issuer, clientId: client.clientId, ...(server.resource ? { resource: server.resource } : {}) },
+      data: { kind: 'oauth2' as const, verifier, issuer: server.metadata.issuer, clientId: client.clientId, ...(server.resource ? { resource: server.resource } : {}) },
     };
   }
 
-  async finish({ callbackUrl, state, data, redirectUri }: { callbackUrl: URL; state: string; data: Record<string, string>; redirectUri: string }) {
-    const configuration = await this.#configurationFor(data.issuer!, data.clientId!, redirectUri);
+  async finish({ callbackUrl, state, data, redirectUri }: { callbackUrl: URL; state: string; data: FlowData; redirectUri: string }) {
+    if (data.kind !== 'oauth2') throw new SignInError('failed', 'the sign-in was started for another kind of backend');
+    const configuration = await this.#configurationFor(data.issuer, data.clientId, redirectUri);
     // openid-client derives the token request's redirect_uri from this URL: build it from the
     // configured redirect URI, never from the request's Host.
     const current = new URL(redirectUri);
@@ -74,10 +75,10 @@ export class OAuth2Backend implements SignInBackend {
       const tokens = await oauth.authorizationCodeGrant(
         configuration,
         current,
-        { pkceCodeVerifier: data.verifier!, expectedState: state },
+        { pkceCodeVerifier: data.verifier, expectedState: state },
         data.resource ? { resource: data.resource } : undefined,
       );
-      return toTokenSet(tokens, data.issuer!, data.clientId!, data.resource);
+      return toTokenSet(tokens, data.issuer, data.clientId, data.resource);
     } catch (error) {
       throw describeOAuthError(error);
     }

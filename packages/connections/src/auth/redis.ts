@@ -1,4 +1,6 @@
 import { Redis } from 'ioredis';
+import { z } from 'zod';
+import { parseJson, signInOutcome, storeCall, StoreUnavailableError } from '@eve-flue/session-contract';
 import type { Sealer } from './sealer.ts';
 import type { AuthStore, FlowBinding } from './store.ts';
 import type { PendingFlow, RegisteredClient, SignInEvents, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
@@ -6,7 +8,13 @@ import type { PendingFlow, RegisteredClient, SignInEvents, SignInOutcome, Subjec
 /** Flows stay readable a little past their expiry, so a late callback is told it expired. */
 const FLOW_GRACE_MS = 60_000;
 
-/** Sign-in storage on Redis, shared by every bridge instance; values sealed, flows expiring on their own. */
+const STORE = 'The sign-in store (Redis)';
+const redisCall = <T>(command: () => Promise<T>) => storeCall(command, STORE);
+
+/**
+ * Sign-in storage on Redis, shared by every bridge instance; values sealed, flows expiring on
+ * their own. An unreachable Redis is a StoreUnavailableError (503), as for the journal.
+ */
 export class RedisAuthStore implements AuthStore {
   readonly #redis: Redis;
   readonly #sealer: Sealer;
@@ -24,16 +32,16 @@ export class RedisAuthStore implements AuthStore {
   }
 
   async putToken(subject: SubjectKey, connection: string, tokens: TokenSet): Promise<void> {
-    await this.#redis.set(this.#key(`token:${subject}:${connection}`), this.#sealer.seal(tokens, `token:${subject}:${connection}`));
+    await redisCall(() => this.#redis.set(this.#key(`token:${subject}:${connection}`), this.#sealer.seal(tokens, `token:${subject}:${connection}`)));
   }
 
   async deleteToken(subject: SubjectKey, connection: string): Promise<void> {
-    await this.#redis.del(this.#key(`token:${subject}:${connection}`));
+    await redisCall(() => this.#redis.del(this.#key(`token:${subject}:${connection}`)));
   }
 
   async putFlow(flow: PendingFlow): Promise<void> {
     const ttl = Math.max(1, flow.expiresAt - Date.now() + FLOW_GRACE_MS);
-    await this.#redis.set(this.#key(`flow:${flow.id}`), this.#sealer.seal(flow, `flow:${flow.id}`), 'PX', ttl);
+    await redisCall(() => this.#redis.set(this.#key(`flow:${flow.id}`), this.#sealer.seal(flow, `flow:${flow.id}`), 'PX', ttl));
   }
 
   async getFlow(id: string): Promise<PendingFlow | undefined> {
@@ -46,13 +54,13 @@ export class RedisAuthStore implements AuthStore {
     if (flow.bindingHash) return 'owned';
     // The flow is sealed, so no script can test it: a marker key set only if absent elects the first browser.
     const ttl = Math.max(1, flow.expiresAt - Date.now() + FLOW_GRACE_MS);
-    if ((await this.#redis.set(this.#key(`flow-bound:${id}`), '1', 'PX', ttl, 'NX')) !== 'OK') return 'owned';
-    const done = await this.#redis.set(this.#key(`flow:${id}`), this.#sealer.seal({ ...flow, bindingHash }, `flow:${id}`), 'KEEPTTL', 'XX');
+    if ((await redisCall(() => this.#redis.set(this.#key(`flow-bound:${id}`), '1', 'PX', ttl, 'NX'))) !== 'OK') return 'owned';
+    const done = await redisCall(() => this.#redis.set(this.#key(`flow:${id}`), this.#sealer.seal({ ...flow, bindingHash }, `flow:${id}`), 'KEEPTTL', 'XX'));
     return done === 'OK' ? 'bound' : 'gone';
   }
 
   async takeFlow(id: string): Promise<PendingFlow | undefined> {
-    const sealed = await this.#redis.getdel(this.#key(`flow:${id}`));
+    const sealed = await redisCall(() => this.#redis.getdel(this.#key(`flow:${id}`)));
     return sealed === null ? undefined : this.#sealer.openOrForget<PendingFlow>(sealed, `flow:${id}`);
   }
 
@@ -61,7 +69,12 @@ export class RedisAuthStore implements AuthStore {
   }
 
   async putClient(key: string, client: RegisteredClient): Promise<void> {
-    await this.#redis.set(this.#key(`client:${key}`), this.#sealer.seal(client, `client:${key}`));
+    await redisCall(() => this.#redis.set(this.#key(`client:${key}`), this.#sealer.seal(client, `client:${key}`)));
+  }
+
+  /** Resolves once Redis answers; rejects with StoreUnavailableError when it cannot be reached. */
+  async ready(): Promise<void> {
+    await redisCall(() => this.#redis.ping());
   }
 
   async close(): Promise<void> {
@@ -69,7 +82,7 @@ export class RedisAuthStore implements AuthStore {
   }
 
   async #get<T>(suffix: string): Promise<T | undefined> {
-    const sealed = await this.#redis.get(this.#key(suffix));
+    const sealed = await redisCall(() => this.#redis.get(this.#key(suffix)));
     return sealed === null ? undefined : this.#sealer.openOrForget<T>(sealed, suffix);
   }
 
@@ -91,20 +104,28 @@ export class RedisSignInEvents implements SignInEvents {
     this.#subscriber = new Redis(url);
     for (const client of [this.#publisher, this.#subscriber]) client.on('error', () => undefined);
     this.#channel = `${prefix}signin`;
-    this.#subscribed = this.#subscriber.subscribe(this.#channel).catch(() => undefined);
+    this.#subscribed = this.#subscriber.subscribe(this.#channel);
+    // Kept from being unhandled until ready() is asked.
+    this.#subscribed.catch(() => undefined);
     this.#subscriber.on('message', (_channel: string, message: string) => {
-      const { flowId, outcome } = JSON.parse(message) as { flowId: string; outcome: SignInOutcome };
-      for (const listener of this.#listeners) listener(flowId, outcome);
+      // Only what another instance of this bridge could have published reaches a parked turn.
+      const parsed = signInEnd.safeParse(parseJson(message));
+      if (!parsed.success) return;
+      for (const listener of this.#listeners) listener(parsed.data.flowId, parsed.data.outcome);
     });
   }
 
-  /** Resolves once this instance hears sign-in ends. */
-  ready(): Promise<unknown> {
-    return this.#subscribed;
+  /** Resolves once this instance hears sign-in ends; rejects with StoreUnavailableError when Redis cannot be reached. */
+  async ready(): Promise<void> {
+    try {
+      await this.#subscribed;
+    } catch (error) {
+      throw new StoreUnavailableError(`${STORE} cannot be reached.`, { cause: error });
+    }
   }
 
   async publish(flowId: string, outcome: SignInOutcome): Promise<void> {
-    await this.#publisher.publish(this.#channel, JSON.stringify({ flowId, outcome }));
+    await redisCall(() => this.#publisher.publish(this.#channel, JSON.stringify({ flowId, outcome } satisfies z.input<typeof signInEnd>)));
   }
 
   subscribe(listener: (flowId: string, outcome: SignInOutcome) => void): () => void {
@@ -117,3 +138,6 @@ export class RedisSignInEvents implements SignInEvents {
     this.#subscriber.disconnect();
   }
 }
+
+/** A sign-in's end as it travels between instances. */
+const signInEnd = z.strictObject({ flowId: z.string().min(1), outcome: signInOutcome });

@@ -33,11 +33,18 @@ export interface PendingFlow {
   /** Where the start route sends the browser (the provider's authorization URL). */
   authorizationUrl: string;
   redirectUri: string;
-  /** Backend data needed to finish: the PKCE verifier, issuer, client id, resource. */
-  backend: Record<string, string>;
+  /** What the backend needs to finish, kept sealed with the flow. */
+  backend: FlowData;
   createdAt: number;
   expiresAt: number;
 }
+
+import type { SignInOutcome } from '@eve-flue/session-contract';
+
+/** What finishing a sign-in needs, by backend. */
+export type FlowData =
+  | { kind: 'oauth2'; verifier: string; issuer: string; clientId: string; resource?: string }
+  | { kind: 'vercel-connect'; connector: string };
 
 /** A client the bridge registered with an authorization server (RFC 7591). */
 export interface RegisteredClient {
@@ -46,9 +53,7 @@ export interface RegisteredClient {
   redirectUri: string;
 }
 
-export type SignInOutcome =
-  | { outcome: 'authorized' }
-  | { outcome: 'declined' | 'failed' | 'timed-out'; reason: string };
+export type { SignInOutcome } from '@eve-flue/session-contract';
 
 /** How a sign-in's end reaches the instance whose turn is parked on it. */
 export interface SignInEvents {

@@ -67,7 +67,7 @@ export class VercelConnectBackend implements SignInBackend {
     try {
       const result = await connect.startAuthorization(this.#connector, { subject: connectSubject(subject) }, { ...this.#auth(), callbackUrl: callbackUrl.href });
       if (typeof result?.url !== 'string' || !URL.canParse(result.url)) throw new SignInError('failed', 'Vercel Connect returned no authorization URL');
-      return { authorizationUrl: result.url, data: { connector: this.#connector } };
+      return { authorizationUrl: result.url, data: { kind: 'vercel-connect' as const, connector: this.#connector } };
     } catch (error) {
       if (error instanceof Error && /^(Invalid callbackUrl|callbackUrl must be)/.test(error.message)) {
         // startAuthorization checks the callback URL locally; its message holds the URL (and so the state).
