@@ -329,9 +329,8 @@ async function sharedStores(url: string, prefix: string, sealer: Sealer) {
   const journal = new RedisJournal(url, { prefix, fence: cluster.fence });
   await journal.ready();
   const signInEvents = new RedisSignInEvents(url, prefix);
-  const authStore = new RedisAuthStore(url, sealer, prefix);
-  await Promise.all([cluster.ready(), signInEvents.ready(), authStore.ready()]);
-  return { journal, cluster, signInEvents, authStore };
+  await Promise.all([cluster.ready(), signInEvents.ready()]);
+  return { journal, cluster, signInEvents, authStore: new RedisAuthStore(url, sealer, prefix) };
 }
 
 /**

@@ -41,7 +41,6 @@ export interface FlueRuntimeOptions {
   logger: Logger;
 }
 
-const UNAVAILABLE = /^MCP server "(.+)" is unavailable/;
 /** Longest wait, when stopping, for Flue submissions to settle. */
 const SETTLE_ON_CLOSE_MS = 10_000;
 /** Longest wait for Flue to report a tool call before its sign-in is reported anyway. */
@@ -238,10 +237,6 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   #observe(observation: FlueObservation): void {
-    if (observation.type === 'log' && observation.level === 'warn') {
-      const server = UNAVAILABLE.exec(observation.message)?.[1];
-      if (server) this.#options.connections.markUnavailable(server, String(observation.attributes?.reason ?? 'unknown reason'));
-    }
     if (observation.type === 'turn_request' && observation.turnId) {
       const { requestedModel, providerId } = observation.request;
       this.#modelId = requestedModel.includes('/') ? requestedModel : `${providerId}/${requestedModel}`;

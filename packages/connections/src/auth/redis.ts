@@ -72,11 +72,6 @@ export class RedisAuthStore implements AuthStore {
     await redisCall(() => this.#redis.set(this.#key(`client:${key}`), this.#sealer.seal(client, `client:${key}`)));
   }
 
-  /** Resolves once Redis answers; rejects with StoreUnavailableError when it cannot be reached. */
-  async ready(): Promise<void> {
-    await redisCall(() => this.#redis.ping());
-  }
-
   async close(): Promise<void> {
     this.#redis.disconnect();
   }
