@@ -151,10 +151,15 @@ export class FlueRuntime implements AgentRuntime {
     try {
       const settlements: Promise<Settlement>[] = [];
       const dispatch = async (delivered: DeliveredMessage, idempotencyKey: string) => {
-        this.#prepared.set(instanceId, await this.#connectionTools.prepare(instanceId, scope, turn.principal?.id));
+        const tools = await this.#connectionTools.prepare(instanceId, scope, turn.principal?.id);
+        // Cancelled while the connections were opened: the model must not run for it at all.
+        if (turn.signal.aborted) return;
+        this.#prepared.set(instanceId, tools);
         const { submissionId } = await handle.dispatch({ message: delivered, idempotencyKey });
         this.#owners.set(submissionId, run);
         settlements.push(run.claim(submissionId).finally(() => this.#owners.delete(submissionId)));
+        // Cancelled while Flue admitted it: the abort above found nothing to stop yet.
+        if (turn.signal.aborted) abort();
       };
       const deliver = (m: UserMessage) => dispatch(toDeliveredMessage(m), m.deliveryId);
       await deliver(message);
