@@ -2,3 +2,4 @@ export { FlueRuntime } from './runtime.ts';
 export type { FlueAgent, FlueRuntimeOptions } from './runtime.ts';
 export { createScriptedModel, SCRIPTED_MODEL } from './scripted-model.ts';
 export { TurnError } from './turn-translator.ts';
+export { flueStore } from './flue-store.ts';

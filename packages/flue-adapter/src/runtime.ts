@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { init, observe, useMcpConnection, type AgentFunction, type AgentProps, type FlueObservation, type McpConnectionDefinition } from '@flue/runtime';
-import { sqlite, start, type StartOptions } from '@flue/runtime/node';
+import { start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
 import { flueToolName, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { toDeliveredMessage } from './delivered-message.ts';
+import { flueStore } from './flue-store.ts';
 import { InstanceDirectory } from './instance-directory.ts';
 import { LiveTap } from './live-tap.ts';
 import { TurnError, TurnTranslator } from './turn-translator.ts';
@@ -74,7 +75,7 @@ export class FlueRuntime implements AgentRuntime {
       agents: [runtime.#agent],
       // Only providers handed to the bridge can be tapped; Flue's built-ins report through observe().
       ...(options.providers ? { providers: options.providers.map((provider) => tap.wrap(provider)) } : {}),
-      ...(options.dataDir ? { db: sqlite(join(options.dataDir, 'flue.db')) } : {}),
+      ...(options.dataDir ? { db: flueStore(join(options.dataDir, 'flue.db')) } : {}),
     });
     runtime.#stopFlue = () => flue.stop();
     runtime.#unobserve = observe((observation) => runtime.#observe(observation));
