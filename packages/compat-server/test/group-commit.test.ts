@@ -114,4 +114,19 @@ describe('the SQLite journal, group-committed', () => {
     expect((await reopened.read('ses_a', 0, 10)).map((l) => JSON.parse(l.line).data.messageDelta)).toEqual(['a', 'b', 'c']);
     await reopened.close();
   });
+
+  test('a file from before, with events keyed by session, keeps working', async () => {
+    const path = await file();
+    const old = new DatabaseSync(path);
+    old.exec('CREATE TABLE events (session_id TEXT NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, idx)) WITHOUT ROWID;');
+    old.prepare('INSERT INTO events VALUES (?, ?, ?, ?)').run('ses_a', 0, 'message.appended', '{"old":true}\n');
+    old.close();
+    const journal = new SqliteJournal(path);
+    expect((await journal.append('ses_a', [delta('new')]))[0]!.streamIndex).toBe(1);
+    expect((await journal.read('ses_a', 0, 10)).map((l) => l.index)).toEqual([0, 1]);
+    await journal.close();
+    const reopened = new DatabaseSync(path);
+    expect(reopened.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'events' AND type = 'index' AND sql IS NOT NULL").all()).toEqual([]);
+    reopened.close();
+  });
 });

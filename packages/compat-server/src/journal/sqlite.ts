@@ -14,17 +14,26 @@ const SCHEMA = `
     active_turn INTEGER NOT NULL DEFAULT 0,
     ended_at INTEGER
   );
-  CREATE TABLE IF NOT EXISTS events (
-    session_id TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    line TEXT NOT NULL,
-    PRIMARY KEY (session_id, idx)
-  ) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS operations (
     key TEXT PRIMARY KEY,
     session_id TEXT NOT NULL
   );
+`;
+
+/**
+ * Events in insertion order, found by session through the index: one tick's appends to many
+ * sessions land on the same few pages. (Keyed by session, each append dirtied a page of its own,
+ * and the WAL filled and checkpointed several times a second.) Files created before keep their
+ * `WITHOUT ROWID` table keyed by `(session_id, idx)`; every statement below works on both.
+ */
+const EVENTS_SCHEMA = `
+  CREATE TABLE events (
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    line TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX events_by_session ON events (session_id, idx);
 `;
 
 interface PendingAppend {
@@ -65,6 +74,7 @@ export class SqliteJournal implements Journal {
     this.#db = new DatabaseSync(file);
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.#db.exec(SCHEMA);
+    if (!this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) this.#db.exec(EVENTS_SCHEMA);
     const db = this.#db;
     this.#sql = {
       insertSession: db.prepare('INSERT INTO sessions (id, record, active_turn, ended_at) VALUES (?, ?, ?, ?)'),
