@@ -59,6 +59,17 @@ describe('GroupCommit', () => {
     expect(visible).toEqual([]);
   });
 
+  test('when the rollback after a failed write fails too, the whole batch fails', async () => {
+    const { store } = loggingStore({ write: 'b' });
+    store.rollback = () => {
+      throw new Error('database closed');
+    };
+    const group = new GroupCommit(store);
+    const [a, b] = ['a', 'b'].map((w) => group.enqueue(w));
+    await expect(b).rejects.toThrow('cannot write b');
+    await expect(a).rejects.toThrow('database closed');
+  });
+
   test('flush commits what is queued right away', async () => {
     const { log, store } = loggingStore();
     const group = new GroupCommit(store);

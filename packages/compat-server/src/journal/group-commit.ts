@@ -68,8 +68,14 @@ export class GroupCommit<Write, Result> {
       try {
         results.push(store.write(item.write));
       } catch (error) {
-        store.rollback();
         item.reject(error);
+        try {
+          store.rollback();
+        } catch (rollbackError) {
+          // The store is in no state to retry the others.
+          for (const other of batch) if (other !== item) other.reject(rollbackError);
+          return undefined;
+        }
         return item;
       }
     }
