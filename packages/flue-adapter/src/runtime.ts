@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { sqlite, start, type StartOptions } from '@flue/runtime/node';
+import { start, type StartOptions } from '@flue/runtime/node';
 import type { AgentDescription, AgentRuntime, CompactionResult, Logger, TurnContext, UserMessage } from '@eve-flue/compat-server';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
+import { flueStore } from './flue-store.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
 import { leasedConversations } from './leased-conversations.ts';
 import { LiveTap } from './live-tap.ts';
@@ -97,7 +98,7 @@ export class FlueRuntime implements AgentRuntime {
       run?.live(scope.submissionId, scope.turnId, delta);
     });
     runtime.#closeTap = () => tap.close();
-    const db = options.db ?? (options.dataDir ? sqlite(join(options.dataDir, 'flue.db')) : undefined);
+    const db = options.db ?? (options.dataDir ? flueStore(join(options.dataDir, 'flue.db')) : undefined);
     const holds = options.holds;
     const flue = await start({
       agents: [runtime.#agent],
