@@ -1,11 +1,18 @@
 /**
  * Events/s for one session fanned out to 100 readers through the compat server, over NDJSON and
- * over WebSocket, against a bare node:http NDJSON writer doing the least possible work, in the
- * same run.
+ * over WebSocket, against bare writers doing the least possible work, in the same run: per
+ * transport a naive one (one write per event per reader) and a corked one (each tick's events
+ * in one write per reader: joined lines for node:http, frames under one cork for ws), the
+ * socket's limit. Every writer gets the same 64 events a tick. The readers run in a process of
+ * their own (bench/fanout-readers.ts).
  * Run: pnpm bench (or node bench/fanout.ts [events] [readers]).
  */
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +20,7 @@ import { join } from 'node:path';
 import { createCompatServer, MemoryJournal, SqliteJournal, type Journal } from '@eve-flue/compat-server';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import { ScriptedRuntime } from '../test/support/scripted-runtime.ts';
-import { countFrames, countLines, fmt, openReaders, openWebSocketReaders } from './lib.ts';
+import { fmt } from './lib.ts';
 
 const EVENTS = Number(process.argv[2] ?? 20_000);
 const READERS = Number(process.argv[3] ?? 100);
@@ -28,8 +35,52 @@ async function listen(server: ReturnType<typeof createServer>): Promise<string> 
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** The floor: one prebuilt line per event written to every response, no journal, no envelope. */
-async function bareNodeHttp(): Promise<number> {
+const PER_TICK = 64;
+
+/** Reader processes: parsing frames costs a ws client more than counting lines costs an NDJSON one. */
+const READER_PROCESSES = 2;
+
+/** Starts the readers (bench/fanout-readers.ts) once they are all open; `done` when each has every event. */
+async function readersOf(url: string, transport: 'ndjson' | 'websocket'): Promise<{ done: Promise<void> }> {
+  const processes = Array.from({ length: READER_PROCESSES }, (_, i) => {
+    const share = Math.floor(READERS / READER_PROCESSES) + (i < READERS % READER_PROCESSES ? 1 : 0);
+    return fork(fileURLToPath(new URL('./fanout-readers.ts', import.meta.url)), [url, transport, String(share), String(EVENTS)]);
+  });
+  await Promise.all(processes.map((p) => once(p, 'message')));
+  const finished = processes.map((p) => {
+    const exited = once(p, 'exit');
+    return once(p, 'message').then(() => exited);
+  });
+  return { done: Promise.all(finished).then(() => undefined) };
+}
+
+interface Run {
+  eventsPerSecond: number;
+  /** This process's CPU (the writer's) per line delivered to one reader. */
+  cpuMicrosPerLine: number;
+}
+
+async function measured(run: () => Promise<number>): Promise<Run> {
+  const from = process.cpuUsage();
+  const eventsPerSecond = await run();
+  const cpu = process.cpuUsage(from);
+  return { eventsPerSecond, cpuMicrosPerLine: (cpu.user + cpu.system) / (EVENTS * READERS) };
+}
+
+/** The bare writers' event source: `PER_TICK` prebuilt lines a tick, as the compat run appends them. */
+async function produce(onTick: (lines: string[]) => void): Promise<void> {
+  for (let i = 0; i < EVENTS; i += PER_TICK) {
+    const lines = Array.from(
+      { length: Math.min(PER_TICK, EVENTS - i) },
+      (_, k) => `${JSON.stringify({ type: 'message.appended', data: delta(i + k).data, meta: { id: `evt_${i + k}`, at: new Date().toISOString() }, streamIndex: i + k })}\n`,
+    );
+    onTick(lines);
+    await new Promise(setImmediate);
+  }
+}
+
+/** A bare node:http NDJSON writer: no journal, no envelope; `corked` writes each tick's lines joined, once per reader. */
+async function bareNodeHttp(corked: boolean): Promise<number> {
   const responses: ServerResponse[] = [];
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -37,16 +88,40 @@ async function bareNodeHttp(): Promise<number> {
     responses.push(res);
   });
   const url = await listen(server);
-  const readers = await openReaders(url, READERS);
-  const done = Promise.all(readers.map((r) => countLines(r, EVENTS)));
+  const { done } = await readersOf(url, 'ndjson');
   const started = performance.now();
-  for (let i = 0; i < EVENTS; i++) {
-    const line = `${JSON.stringify({ type: 'message.appended', data: delta(i).data, meta: { id: `evt_${i}`, at: new Date().toISOString() }, streamIndex: i })}\n`;
-    for (const res of responses) res.write(line);
-    if (i % 256 === 255) await new Promise(setImmediate);
-  }
+  await produce((lines) => {
+    if (corked) {
+      const joined = lines.join('');
+      for (const res of responses) res.write(joined);
+    } else for (const line of lines) for (const res of responses) res.write(line);
+  });
   await done;
   const seconds = (performance.now() - started) / 1000;
+  server.closeAllConnections();
+  server.close();
+  return EVENTS / seconds;
+}
+
+/** A bare ws writer: one frame per event; `corked` holds each socket's frames of a tick for one write. */
+async function bareWebSocket(corked: boolean): Promise<number> {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => 'eve.v1' });
+  const clients: { ws: WebSocket; socket: Duplex }[] = [];
+  const server = createServer();
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => wss.handleUpgrade(request, socket, head, (ws) => clients.push({ ws, socket })));
+  const url = await listen(server);
+  const { done } = await readersOf(url.replace('http', 'ws'), 'websocket');
+  const started = performance.now();
+  await produce((lines) => {
+    for (const { ws, socket } of clients) {
+      if (corked) socket.cork();
+      for (const line of lines) ws.send(line.slice(0, -1));
+      if (corked) process.nextTick(() => socket.uncork());
+    }
+  });
+  await done;
+  const seconds = (performance.now() - started) / 1000;
+  wss.close();
   server.closeAllConnections();
   server.close();
   return EVENTS / seconds;
@@ -63,13 +138,13 @@ async function compat(journal: Journal, transport: 'ndjson' | 'websocket' = 'ndj
   server.on('upgrade', compatServer.handleUpgrade);
   const url = await listen(server);
   const sessionId = await compatServer.sessions.execute({ kind: 'create' });
-  const done =
+  const { done } =
     transport === 'ndjson'
-      ? Promise.all((await openReaders(`${url}/eve/v1/session/${sessionId}/stream`, READERS)).map((r) => countLines(r, EVENTS)))
-      : Promise.all((await openWebSocketReaders(`${url.replace('http', 'ws')}/eve/v1/session/${sessionId}/ws`, READERS)).map((s) => countFrames(s, EVENTS)));
+      ? await readersOf(`${url}/eve/v1/session/${sessionId}/stream`, 'ndjson')
+      : await readersOf(`${url.replace('http', 'ws')}/eve/v1/session/${sessionId}/ws`, 'websocket');
   const started = performance.now();
-  for (let i = 0; i < EVENTS; i += 64) {
-    await journal.append(sessionId, Array.from({ length: Math.min(64, EVENTS - i) }, (_, k) => delta(i + k)));
+  for (let i = 0; i < EVENTS; i += PER_TICK) {
+    await journal.append(sessionId, Array.from({ length: Math.min(PER_TICK, EVENTS - i) }, (_, k) => delta(i + k)));
     await new Promise(setImmediate);
   }
   await done;
@@ -83,14 +158,23 @@ async function compat(journal: Journal, transport: 'ndjson' | 'websocket' = 'ndj
 const dir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-'));
 try {
   console.log(`one session, ${fmt(EVENTS)} events, ${READERS} readers (Node ${process.version})`);
-  const bare = await bareNodeHttp();
-  const memory = await compat(new MemoryJournal());
-  const sqlite = await compat(new SqliteJournal(join(dir, 'bench.db')));
-  const webSocket = await compat(new MemoryJournal(), 'websocket');
-  console.log(`bare node:http writer           ${fmt(bare).padStart(9)} events/s`);
-  console.log(`compat NDJSON, memory journal   ${fmt(memory).padStart(9)} events/s  (${(memory / bare).toFixed(2)} of bare)`);
-  console.log(`compat NDJSON, SQLite journal   ${fmt(sqlite).padStart(9)} events/s  (${(sqlite / bare).toFixed(2)} of bare)`);
-  console.log(`compat WebSocket, memory        ${fmt(webSocket).padStart(9)} events/s  (${(webSocket / memory).toFixed(2)} of NDJSON)`);
+  const bare = await measured(() => bareNodeHttp(false));
+  const bareCorked = await measured(() => bareNodeHttp(true));
+  const bareWs = await measured(() => bareWebSocket(false));
+  const bareWsCorked = await measured(() => bareWebSocket(true));
+  const memory = await measured(() => compat(new MemoryJournal()));
+  const sqlite = await measured(() => compat(new SqliteJournal(join(dir, 'bench.db'))));
+  const webSocket = await measured(() => compat(new MemoryJournal(), 'websocket'));
+  const of = (run: Run, base: Run, label: string) => `${(run.eventsPerSecond / base.eventsPerSecond).toFixed(2)} of ${label}`;
+  const row = (label: string, run: Run, ratios = '') =>
+    console.log(`${label.padEnd(31)} ${fmt(run.eventsPerSecond).padStart(9)} events/s, writer CPU ${run.cpuMicrosPerLine.toFixed(2)} µs/line${ratios && `  (${ratios})`}`);
+  row('bare node:http writer', bare);
+  row('bare node:http writer, corked', bareCorked);
+  row('bare ws writer', bareWs);
+  row('bare ws writer, corked', bareWsCorked);
+  row('compat NDJSON, memory journal', memory, `${of(memory, bare, 'bare')}, ${of(memory, bareCorked, 'corked bare')}`);
+  row('compat NDJSON, SQLite journal', sqlite, `${of(sqlite, bare, 'bare')}, ${of(sqlite, bareCorked, 'corked bare')}`);
+  row('compat WebSocket, memory', webSocket, `${of(webSocket, bareWs, 'bare ws')}, ${of(webSocket, bareWsCorked, 'corked bare ws')}, ${of(webSocket, memory, 'NDJSON')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

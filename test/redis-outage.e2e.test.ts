@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { get } from 'node:http';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Client } from 'eve/client';
@@ -67,7 +68,19 @@ test('without Redis, requests fail fast with 503 service_unavailable, open strea
   expect(after.message).toBe('Echo: after the outage');
   // Ready again once its own Redis connection is back (ioredis reconnects on its own schedule).
   while ((await fetch(`${bridge.url}/ready`)).status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  // A balancer probes an instance by its address: readiness answers whatever the Host, Eve's routes do not.
+  expect(await statusWithHost(`${bridge.url}/ready`, '10.1.2.3')).toBe(200);
+  expect(await statusWithHost(`${bridge.url}/eve/v1/health`, '10.1.2.3')).toBe(421);
   const all = await collect(client.sessions.attach(sessionId).stream({ startIndex: 0, follow: false }));
   expect(all.map((e) => (e as unknown as { streamIndex: number }).streamIndex)).toEqual(all.map((_, i) => i));
   expect(all.map((e) => e.type).filter((t) => t === 'message.received')).toHaveLength(2);
 });
+
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { host } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    }).on('error', reject);
+  });
+}

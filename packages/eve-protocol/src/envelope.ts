@@ -1,5 +1,6 @@
 import { monotonicFactory } from 'ulidx';
 import type { EveEventDraft, EveEventType } from './events.ts';
+import { pooledRandom } from './random-pool.ts';
 
 export interface EveEventMeta {
   /** `evt_` + ULID, minted once when the event is journaled and stable across every replay. */
@@ -17,7 +18,7 @@ export type EveEvent<T extends EveEventType = EveEventType> = Extract<EveEventDr
   streamIndex: number;
 };
 
-const nextUlid = monotonicFactory();
+const nextUlid = monotonicFactory(pooledRandom());
 
 export function createEventId(now: number = Date.now()): string {
   return `evt_${nextUlid(now)}`;

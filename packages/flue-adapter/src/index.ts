@@ -5,3 +5,4 @@ export { TurnError } from '@eve-flue/session-contract';
 export { leasedConversations } from './leased-conversations.ts';
 export type { GenerationStore } from './instance-directory.ts';
 export type { BridgedConnection } from './connection-tools.ts';
+export { flueStore } from './flue-store.ts';

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { sqlite, start, type StartOptions } from '@flue/runtime/node';
+import { start, type StartOptions } from '@flue/runtime/node';
 import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
+import { flueStore } from './flue-store.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
 import { leasedConversations } from './leased-conversations.ts';
 import { LiveTap } from './live-tap.ts';
@@ -96,7 +97,7 @@ export class FlueRuntime implements AgentRuntime {
       run?.live(scope.submissionId, scope.turnId, delta);
     });
     runtime.#closeTap = () => tap.close();
-    const db = options.db ?? (options.dataDir ? sqlite(join(options.dataDir, 'flue.db')) : undefined);
+    const db = options.db ?? (options.dataDir ? flueStore(join(options.dataDir, 'flue.db')) : undefined);
     const holds = options.holds;
     const flue = await start({
       agents: [runtime.#agent],
@@ -150,10 +151,15 @@ export class FlueRuntime implements AgentRuntime {
     try {
       const settlements: Promise<Settlement>[] = [];
       const dispatch = async (delivered: DeliveredMessage, idempotencyKey: string) => {
-        this.#prepared.set(instanceId, await this.#connectionTools.prepare(instanceId, scope, turn.principal?.id));
+        const tools = await this.#connectionTools.prepare(instanceId, scope, turn.principal?.id);
+        // Cancelled while the connections were opened: the model must not run for it at all.
+        if (turn.signal.aborted) return;
+        this.#prepared.set(instanceId, tools);
         const { submissionId } = await handle.dispatch({ message: delivered, idempotencyKey });
         this.#owners.set(submissionId, run);
         settlements.push(run.claim(submissionId).finally(() => this.#owners.delete(submissionId)));
+        // Cancelled while Flue admitted it: the abort above found nothing to stop yet.
+        if (turn.signal.aborted) abort();
       };
       const deliver = (m: UserMessage) => dispatch(toDeliveredMessage(m), m.deliveryId);
       await deliver(message);

@@ -94,7 +94,11 @@ function refuseTooLarge(request: Request, response: Response, limits: RequestLim
   request.resume();
   response
     .status(413)
-    .set({ connection: 'close', 'cache-control': 'no-store' })
+    .set('cache-control', 'no-store')
     .json(errorBody('payload_too_large', `The request body is larger than the ${limits.maxBodyBytes}-byte limit.`));
-  response.once('finish', () => setTimeout(() => request.socket.destroy(), REFUSAL_GRACE_MS).unref());
+  // Not `connection: close`: Node would close the socket as soon as the 413 is written, while the
+  // sender is still writing, and the sender would see a reset instead of the answer. A sender that
+  // is still sending when the grace ends is cut off.
+  const cut = setTimeout(() => request.socket.destroy(), REFUSAL_GRACE_MS).unref();
+  request.once('end', () => clearTimeout(cut));
 }

@@ -17,6 +17,14 @@ export interface FollowOptions {
  * memory: it simply reads further behind the tail.
  */
 export async function* followJournal(journal: Journal, sessionId: string, options: FollowOptions): AsyncGenerator<JournalLine> {
+  for await (const page of followJournalPages(journal, sessionId, options)) yield* page;
+}
+
+/**
+ * `followJournal` a page at a time (every line that was there when it read, up to 256), for
+ * writers that send a page in one write.
+ */
+export async function* followJournalPages(journal: Journal, sessionId: string, options: FollowOptions): AsyncGenerator<JournalLine[]> {
   const { signal, until } = options;
   let cursor = options.from;
   let knownTail = -1;
@@ -40,12 +48,13 @@ export async function* followJournal(journal: Journal, sessionId: string, option
       if (lost) throw new StoreUnavailableError('The session store connection dropped.');
       const limit = until === undefined ? PAGE : Math.min(PAGE, until - cursor + 1);
       const page = await journal.read(sessionId, cursor, limit);
-      for (const line of page) {
+      if (page.length > 0) {
         if (signal.aborted) return;
-        yield line;
-        cursor = line.index + 1;
+        yield page;
+        cursor = page.at(-1)!.index + 1;
+        continue;
       }
-      if (page.length > 0 || cursor <= knownTail) continue;
+      if (cursor <= knownTail) continue;
       if (until !== undefined) return;
       await new Promise<void>((resolve) => {
         wake = resolve;

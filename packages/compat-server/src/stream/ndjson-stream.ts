@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { HEADERS, HEARTBEAT_LINE, isTerminal, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
-import { followJournal } from '../journal/follow.ts';
-import type { Journal } from '../journal/journal.ts';
+import { followJournalPages } from '../journal/follow.ts';
+import type { Journal, JournalLine } from '../journal/journal.ts';
 import type { ServerObserver } from '../observer.ts';
 import type { StreamPlan } from './plan.ts';
 
@@ -65,15 +65,18 @@ export async function writeNdjsonStream(
   observer.streamOpened?.('ndjson');
   try {
     write(HEARTBEAT_LINE);
-    const lines = followJournal(journal, plan.sessionId, {
+    const pages = followJournalPages(journal, plan.sessionId, {
       from: plan.from,
       signal: stop.signal,
       ...(plan.until !== undefined ? { until: plan.until } : {}),
     });
-    for await (const line of lines) {
-      events += 1;
-      if (!write(line.line)) await drained(response, stop.signal);
-      if (isTerminal(line.type)) break;
+    // One write per page: one chunk of joined lines (node:http already corks each response's
+    // socket until the next tick, so the pages of one tick leave in one writev).
+    for await (const page of pages) {
+      const end = page.findIndex((line) => isTerminal(line.type));
+      events += end === -1 ? page.length : end + 1;
+      if (!write(joinLines(page, end === -1 ? page.length : end + 1))) await drained(response, stop.signal);
+      if (end !== -1) break;
     }
   } finally {
     clearInterval(heartbeat);
@@ -84,6 +87,12 @@ export async function writeNdjsonStream(
     stop.abort();
     if (!response.writableEnded) response.end();
   }
+}
+
+function joinLines(page: readonly JournalLine[], count: number): string {
+  let text = '';
+  for (let i = 0; i < count; i++) text += page[i]!.line;
+  return text;
 }
 
 function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {

@@ -19,17 +19,19 @@ import type { RouteAuth } from '../auth/route-auth.ts';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { refuse } from '../http/raw-response.ts';
 import { MISDIRECTED, type Site } from '../http/site.ts';
-import { followJournal } from '../journal/follow.ts';
+import { followJournalPages } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
 import { resolveStreamPlan, type StreamAccess, type StreamPlan } from './plan.ts';
+import { TickCork } from './tick-cork.ts';
+import { textFrameOf } from './websocket-frames.ts';
 
 /** Limits of WebSocket streams (`CompatServerOptions['stream']`). */
 export interface WebSocketStreamLimits {
   /**
-   * Bytes a WebSocket stream may hold queued for one reader (`ws.bufferedAmount`) before it waits
+   * Bytes a WebSocket stream may hold queued for one reader (its socket's `writableLength`) before it waits
    * for them to reach the socket. Default: 1 MiB.
    */
   maxBufferedBytes: number;
@@ -127,11 +129,11 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     }
     if (socket.destroyed) return;
     if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
-    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, plan, path, request));
+    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, socket, plan, path, request));
     return undefined;
   }
 
-  function serve(ws: WebSocket, plan: StreamPlan, path: string, request: IncomingMessage): void {
+  function serve(ws: WebSocket, socket: Duplex, plan: StreamPlan, path: string, request: IncomingMessage): void {
     const stop = new AbortController();
     const opened = Date.now();
     const sent = { events: 0 };
@@ -156,7 +158,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
       observer.streamClosed?.({ transport: 'websocket', sessionId: plan.sessionId, events: sent.events, durationMs: Date.now() - opened, request });
     });
     logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
-    pump(ws, plan, path, stop.signal, sent).catch((error: unknown) => {
+    pump(ws, socket, plan, path, stop.signal, sent).catch((error: unknown) => {
       // 1013 (try again later) when the store is down, else 1011; either way, resume from the cursor.
       const unavailable = refusalOf(error) === STORE_UNAVAILABLE;
       if (unavailable) logger.warn({ err: error, path }, 'session store unavailable; websocket stream closed');
@@ -166,26 +168,36 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     });
   }
 
-  async function pump(ws: WebSocket, plan: StreamPlan, path: string, signal: AbortSignal, sent: { events: number }): Promise<void> {
+  /**
+   * Writes the session's lines as text frames straight to the socket: each line framed once for
+   * every reader (`textFrameOf`), a page's frames in one write, and back-pressure by the socket's
+   * own buffer. `ws` still does the handshake, pings and closing.
+   */
+  async function pump(ws: WebSocket, socket: Duplex, plan: StreamPlan, path: string, signal: AbortSignal, sent: { events: number }): Promise<void> {
     if (plan.tail !== undefined) ws.send(JSON.stringify({ $eve: TAIL_INDEX_CONTROL, version: 1, tailIndex: plan.tail }));
-    const lines = followJournal(journal, plan.sessionId, {
+    const pages = followJournalPages(journal, plan.sessionId, {
       from: plan.from,
       signal,
       ...(plan.until !== undefined ? { until: plan.until } : {}),
     });
+    const cork = new TickCork(socket);
     let ended = false;
-    for await (const line of lines) {
+    for await (const page of pages) {
       if (ws.readyState !== ws.OPEN) return;
-      const flushed = sendFrame(ws, line.line.endsWith('\n') ? line.line.slice(0, -1) : line.line);
-      sent.events += 1;
-      if (isTerminal(line.type)) {
+      cork.hold();
+      const end = page.findIndex((line) => isTerminal(line.type));
+      const last = end === -1 ? page.length - 1 : end;
+      for (let i = 0; i < last; i++) socket.write(textFrameOf(page[i]!));
+      const flushed = writeFrame(socket, textFrameOf(page[last]!));
+      sent.events += last + 1;
+      if (end !== -1) {
         ended = true;
         break;
       }
-      if (ws.bufferedAmount > timings.maxBufferedBytes && !(await settlesWithin(flushed, timings.slowReaderGraceMs, signal))) {
+      if (socket.writableLength > timings.maxBufferedBytes && !(await settlesWithin(flushed, timings.slowReaderGraceMs, signal))) {
         if (signal.aborted || ws.readyState !== ws.OPEN) return;
-        const resumeAt = line.index + 1;
-        logger.info({ path, resumeAt, bufferedAmount: ws.bufferedAmount }, 'slow websocket reader cut off');
+        const resumeAt = page[last]!.index + 1;
+        logger.info({ path, resumeAt, bufferedAmount: socket.writableLength }, 'slow websocket reader cut off');
         ws.close(CLOSE_CODES.slowReader, `slow reader: resume at startIndex=${resumeAt}`);
         return;
       }
@@ -318,9 +330,9 @@ function staticOriginAllows(allowed: StaticOrigin, origin: string): boolean {
   return allowed.test(origin);
 }
 
-/** Queues a text frame; resolves true once it reached the socket, false if it never will. */
-function sendFrame(ws: WebSocket, frame: string): Promise<boolean> {
-  return new Promise((resolve) => ws.send(frame, (error) => resolve(!error)));
+/** Writes a frame; resolves true once it reached the socket, false if it never will. */
+function writeFrame(socket: Duplex, frame: Buffer): Promise<boolean> {
+  return new Promise((resolve) => socket.write(frame, (error) => resolve(!error)));
 }
 
 /** True if `flushed` resolves true within `ms`; false on timeout, failure or abort. */

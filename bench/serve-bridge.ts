@@ -1,0 +1,31 @@
+/**
+ * The full stack for bench/concurrent-turns.ts, in its own process so that its CPU and RSS are
+ * its own: the demo agent on the scripted model, behind the bridge, SQLite stores in a temp dir.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@eve-flue/compat-server';
+import { startBridge } from '@eve-flue/bridge';
+import { startDemoStack } from '@eve-flue/demo';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-bridge-'));
+const demo = await startDemoStack({ store: 'sqlite', dataDir, port: 0, mode: 'development', webPage: false });
+const bridge = await startBridge(demo.config, { logger: silentLogger });
+bridge.server.maxConnections = 20_000;
+let cpuFrom = process.cpuUsage();
+process.on('message', async (message) => {
+  if (message === 'mark') {
+    cpuFrom = process.cpuUsage();
+    process.send!({ marked: true });
+  } else if (message === 'stats') {
+    const cpu = process.cpuUsage(cpuFrom);
+    process.send!({ cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage().rss });
+  } else if (message === 'stop') {
+    await bridge.close();
+    await demo.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  }
+});
+process.send!({ url: bridge.url });
