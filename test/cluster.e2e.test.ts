@@ -30,6 +30,8 @@ beforeAll(async () => {
     MCP_URL: demo.mcpUrl,
     PUBLIC_URL: balancer.url,
     BRIDGE_TOKEN_KEY: randomBytes(32).toString('base64'),
+    // A stream response lasts 400 ms: a turn's reader reconnects several times, through the balancer.
+    STREAM_LEASE_MS: '400',
   };
   instances = await Promise.all([0, 1, 2].map(() => startCliBridge(env, ['start', '--config', CONFIG])));
   const upstreams = instances.map((i) => i.url);
@@ -63,8 +65,12 @@ test('create on one instance, send on another, stream from a third: one ordered 
 
 test('a client behind the balancer reconnects across instances without losing or repeating an event', async () => {
   const client = new Client({ host: balancer.url });
+  const servedBefore = balancer.served.length;
   const { response } = await client.sessions.create({ message: '/sleep 1500' });
   const result = await response!.result();
+  const streams = balancer.served.slice(servedBefore).filter((s) => new URL(s.path, balancer.url).pathname.endsWith('/stream'));
+  expect(streams.length).toBeGreaterThan(1);
+  expect(new Set(streams.map((s) => s.upstream)).size).toBeGreaterThan(1);
   expect(result.message).toMatch(/\.$/);
   const indexes = result.events.map((e) => (e as unknown as { streamIndex: number }).streamIndex);
   expect(indexes).toEqual(indexes.map((_, i) => i));

@@ -311,6 +311,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(config.auth ? { auth: config.auth } : {}),
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
     observer: ops.observer,
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());

@@ -62,6 +62,8 @@ export interface BridgeConfig {
   shutdownGraceMs?: number;
   /** What one request may carry (text, parts, body bytes, nesting); defaults in docs/security.md. */
   limits?: Partial<RequestLimits>;
+  /** How long one NDJSON stream response lasts before its reader reconnects to resume it. Default 60 s. */
+  streamLeaseMs?: number;
 }
 
 export interface RedisStore {
@@ -70,7 +72,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs']);
 
 const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
@@ -93,6 +95,7 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
   if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
   if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
+  if (config.streamLeaseMs !== undefined && !(Number.isInteger(config.streamLeaseMs) && config.streamLeaseMs > 0)) fail('`streamLeaseMs` must be a positive number of milliseconds');
   if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
   if (config.limits !== undefined) {
     if (typeof config.limits !== 'object' || config.limits === null) fail('`limits` must be an object');
