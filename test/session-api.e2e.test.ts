@@ -107,8 +107,12 @@ describe('the real eve/client against the compat server', () => {
   });
 
   test('queued messages wait for the running turn and keep their order', async () => {
-    const { session, response } = await client.sessions.create({ message: '/sleep 300' });
+    const { session, response } = await client.sessions.create({ message: '/sleep 3000' });
+    // Queued while the first turn runs, as its stream shows: not after it ended.
+    await readUntil(session.stream({ startIndex: 0 }), (e) => e.type === 'message.appended');
     const queued = await session.send('queued', { turnPolicy: 'queue' });
+    const sofar = await collect(session.stream({ startIndex: 0, follow: false }));
+    expect(typesOf(sofar)).not.toContain('turn.completed');
     expect((await response!.result()).message).toBe('Slept.');
     const result = await queued.result();
     expect(result.message).toBe('Echo: queued');
