@@ -90,7 +90,7 @@ test('a production install of the bridge has no demo: no oidc-provider, and no j
   expect(globSync('node_modules/@eve-flue/demo', { cwd: project })).toEqual([]);
   // jose still arrives, but only through openid-client (the OAuth client) and Vercel's OIDC helper.
   const ours = globSync('node_modules/@eve-flue/*/package.json', { cwd: project }).map((file) => JSON.parse(readFileSync(join(project, file), 'utf8')));
-  expect(ours.map((pkg) => pkg.name).sort()).toEqual(['@eve-flue/bridge', '@eve-flue/compat-server', '@eve-flue/connections', '@eve-flue/eve-protocol', '@eve-flue/flue-adapter', '@eve-flue/flue-redis']);
+  expect(ours.map((pkg) => pkg.name).sort()).toEqual(['@eve-flue/bridge', '@eve-flue/compat-server', '@eve-flue/connections', '@eve-flue/eve-protocol', '@eve-flue/flue-adapter', '@eve-flue/flue-redis', '@eve-flue/session-contract']);
   for (const pkg of ours) expect(Object.keys(pkg.dependencies ?? {})).not.toEqual(expect.arrayContaining(['jose']));
 });
 

@@ -144,7 +144,7 @@ describe('VercelConnectBackend against a stubbed Connect API', () => {
     const subject = freshSubject();
     const state = 'att_abc123.secret-part_XYZ';
     const started = await backend().begin({ subject, redirectUri: REDIRECT_URI, state });
-    expect(started).toEqual({ authorizationUrl: CONSENT_URL, data: { connector: CONNECTOR } });
+    expect(started).toEqual({ authorizationUrl: CONSENT_URL, data: { kind: 'vercel-connect', connector: CONNECTOR } });
     expect(requests).toHaveLength(1);
     const [sent] = requests;
     expect(sent).toMatchObject({
