@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { followJournal, MemoryJournal, RedisJournal, type Journal } from '@eve-flue/compat-server';
+import { followJournal, MemoryJournal, RedisConnections, RedisJournal, type Journal } from '@eve-flue/compat-server';
 import { fmt, percentile } from './lib.ts';
 
 const EVENTS = Number(process.argv[2] ?? 2_000);
@@ -40,8 +40,10 @@ async function measure(writer: Journal, reader: Journal): Promise<number[]> {
 }
 
 const prefix = `eve-bench:${randomUUID()}:`;
-const a = new RedisJournal(REDIS_URL, { prefix });
-const b = new RedisJournal(REDIS_URL, { prefix });
+// Two instances: each with its own connections, as two bridges would have.
+const [onA, onB] = [new RedisConnections(REDIS_URL), new RedisConnections(REDIS_URL)];
+const a = new RedisJournal(onA, { prefix });
+const b = new RedisJournal(onB, { prefix });
 await Promise.all([a.ready(), b.ready()]);
 const memory = new MemoryJournal();
 try {
@@ -55,6 +57,7 @@ try {
 } finally {
   await a.close();
   await b.close();
+  await Promise.all([onA.close(), onB.close()]);
   const redis = new Redis(REDIS_URL);
   const keys = await redis.keys(`${prefix}*`);
   if (keys.length > 0) await redis.del(...keys);

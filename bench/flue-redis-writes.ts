@@ -20,7 +20,9 @@ function Bench() {
 }
 Bench.agentName = 'bench';
 
-const db = redisFlueDb(url, { prefix });
+const redis = new Redis(url);
+const transactions = new Redis(url);
+const db = redisFlueDb({ commands: redis, transactions }, { prefix });
 const appendMs: number[] = [];
 const connect = db.connect.bind(db);
 db.connect = async () => {
@@ -44,10 +46,10 @@ await handle.read(await handle.dispatch({ message: '/sleep 2000' }));
 const turnMs = performance.now() - started;
 await flue.stop();
 
-const redis = new Redis(url);
 const keys = await redis.keys(`${prefix}*`);
 if (keys.length > 0) await redis.del(...keys);
 redis.disconnect();
+transactions.disconnect();
 const deltas = Math.round((2000 / 1000) * 200);
 const sorted = [...appendMs].sort((a, b) => a - b);
 process.stdout.write(

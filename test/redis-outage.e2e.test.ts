@@ -26,6 +26,14 @@ afterAll(async () => {
   redis.disconnect();
 });
 
+test('an instance opens its Redis connections once: commands, subscriptions, and Flue\'s transactions', async () => {
+  const client = new Client({ host: bridge.url });
+  const { response } = await client.sessions.create({ message: 'every store at work' });
+  await response!.result();
+  // Only the bridge connects through the proxy: whatever its stores did, these three carried it.
+  expect(proxy.clients()).toBe(3);
+});
+
 test('without Redis, requests fail fast with 503 service_unavailable, open streams end, and nothing is half-written', async () => {
   const client = new Client({ host: bridge.url });
   const { session, response } = await client.sessions.create({ message: 'before the outage' });
@@ -46,6 +54,10 @@ test('without Redis, requests fail fast with 503 service_unavailable, open strea
   expect(refused.status).toBe(503);
   expect(await refused.json()).toEqual({ ok: false, code: 'service_unavailable', error: expect.any(String) });
   expect((await fetch(`${bridge.url}/eve/v1/session`, { method: 'POST' })).status).toBe(503);
+  // The sign-in store is on the same connection: asking for a token is a 503 too, not a 500.
+  const connections = await fetch(`${bridge.url}/eve/v1/connections?sessionId=${sessionId}`);
+  expect(connections.status).toBe(503);
+  expect(await connections.json()).toEqual({ ok: false, code: 'service_unavailable', error: expect.any(String) });
   await streamEnded;
   // A balancer polling readiness takes the instance out; the metrics count the failed commands.
   expect((await fetch(`${bridge.url}/ready`)).status).toBe(503);

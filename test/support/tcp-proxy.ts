@@ -3,6 +3,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
   port: number;
+  /** How many clients are connected through the proxy now. */
+  clients(): number;
   /** Drops every connection and refuses new ones, as if the target went away. */
   cut(): Promise<void>;
   /** Accepts connections again, on the same port. */
@@ -13,8 +15,11 @@ export interface TcpProxy {
 /** A TCP proxy to `target` that a test can cut and restore. */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   const accept = (client: Socket) => {
     const upstream = connect(target);
+    clients.add(client);
+    client.on('close', () => clients.delete(client));
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
@@ -31,6 +36,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   return {
     port,
+    clients: () => clients.size,
     cut: stop,
     async restore() {
       server = createServer(accept).listen(port, '127.0.0.1');

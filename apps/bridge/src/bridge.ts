@@ -12,6 +12,7 @@ import {
   createCompatServer,
   isWebSocketUpgrade,
   MemoryJournal,
+  RedisConnections,
   RedisJournal,
   resolveMode,
   RedisSessionCluster,
@@ -120,17 +121,19 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
   assertRouteAuth(mode, config.auth);
   const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
   const durable = config.store !== 'memory';
-  const redisUrl = typeof config.store === 'object' ? config.store.redis : undefined;
+  // Opened once per instance and shared by every store; checked reachable before the bridge starts.
+  const redis = typeof config.store === 'object' ? { connections: new RedisConnections(config.store.redis), prefix: config.store.prefix ?? 'eve:' } : undefined;
   const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
   const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
-  const ops = await startOps({ logger, ...(redisUrl ? { redisUrl } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
+  const ops = await startOps({ logger, ...(redis ? { redis: redis.connections.commands } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
   let assembled: Awaited<ReturnType<typeof assemble>>;
   try {
     if (durable) prepareDataDir(dataDir);
-    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops });
+    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis });
     if (durable) restrictDataFiles(dataDir);
   } catch (error) {
     await ops.close();
+    await redis?.connections.close();
     throw error;
   }
   const { app, parts } = assembled;
@@ -141,6 +144,7 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
     await parts.authStore.close();
     await parts.signInEvents?.close();
     await ops.close();
+    await redis?.connections.close();
   };
   const bridge: Bridge = {
     publicUrl,
@@ -233,11 +237,17 @@ interface Settings {
   site: SiteOptions;
   logger: Logger;
   ops: Ops;
+  redis: SharedRedis | undefined;
+}
+
+/** The instance's Redis connections and the key prefix every store on them uses. */
+interface SharedRedis {
+  connections: RedisConnections;
+  prefix: string;
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops }: Settings) {
-  const redis = typeof config.store === 'object' ? config.store : undefined;
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops, redis }: Settings) {
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
     throw new Error('[eve-flue] a Redis store needs BRIDGE_TOKEN_KEY (or `tokenKey`): every instance must open the tokens the others sealed.');
@@ -247,7 +257,9 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(tokenKey ? { base64Key: tokenKey } : {}),
     ...(durable ? { file: join(dataDir, 'token.key') } : {}),
   });
-  const shared = redis ? await sharedStores(redis.redis, redis.prefix ?? 'eve:', sealer) : undefined;
+  // Before the stores' check: Flue's transaction connection is one of the connections it checks.
+  const flueStore = flueStoreFor(redis, config.flueDb);
+  const shared = redis ? await sharedStores(redis, sealer) : undefined;
   const authStore: AuthStore = shared?.authStore ?? new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
   const definitions = config.connections ?? [];
   const backends = new Map<string, SignInBackend>();
@@ -269,7 +281,6 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
 
-  const flueStore = flueStoreFor(redis, config.flueDb);
   const runtime = await FlueRuntime.start({
     agent: config.agent,
     modelId: config.modelId ?? 'unknown',
@@ -323,15 +334,16 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   return { app, parts: { compat, connections, broker, authStore, signInEvents: shared?.signInEvents } };
 }
 
-/** The Redis pieces several instances share; Redis is checked reachable before the bridge starts. */
-async function sharedStores(url: string, prefix: string, sealer: Sealer) {
-  const cluster = new RedisSessionCluster(url, { prefix });
+/** The Redis pieces several instances share, on this instance's connections; Redis is checked once, before the bridge starts. */
+async function sharedStores({ connections, prefix }: SharedRedis, sealer: Sealer) {
+  const cluster = new RedisSessionCluster(connections, { prefix });
   // Appends are fenced by the session's lease: an instance that lost a session cannot write to it.
-  const journal = new RedisJournal(url, { prefix, fence: cluster.fence });
-  await journal.ready();
-  const signInEvents = new RedisSignInEvents(url, prefix);
-  await Promise.all([cluster.ready(), signInEvents.ready()]);
-  return { journal, cluster, signInEvents, authStore: new RedisAuthStore(url, sealer, prefix) };
+  const journal = new RedisJournal(connections, { prefix, fence: cluster.fence });
+  const signInEvents = new RedisSignInEvents(connections.commands, connections.channels, prefix);
+  const authStore = new RedisAuthStore(connections.commands, sealer, prefix);
+  // Every connection ready, and every channel above subscribed.
+  await connections.ready();
+  return { journal, cluster, signInEvents, authStore };
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import type { GenerationStore } from '@eve-flue/flue-adapter';
 import { redisFlueDb } from '@eve-flue/flue-redis';
-import { Redis } from 'ioredis';
-import type { RedisStore } from './config.ts';
+import type { RedisConnections } from '@eve-flue/compat-server';
+import type { Redis } from 'ioredis';
 
 /**
  * Where Flue keeps the agent's conversations. With a Redis store they live in that Redis under
@@ -10,12 +10,15 @@ import type { RedisStore } from './config.ts';
  * conversation; `flueDb` replaces that with any Flue persistence adapter. Without either, the
  * Flue runtime keeps its default: SQLite in the data directory (or memory).
  */
-export function flueStoreFor(redis: RedisStore | undefined, flueDb: PersistenceAdapter | undefined) {
-  const prefix = redis ? `${redis.prefix ?? 'eve:'}flue:` : undefined;
+export function flueStoreFor(redis: { connections: RedisConnections; prefix: string } | undefined, flueDb: PersistenceAdapter | undefined) {
+  if (!redis) return { db: flueDb, generations: undefined };
+  const { connections } = redis;
+  const prefix = `${redis.prefix}flue:`;
   return {
-    db: flueDb ?? (redis ? redisFlueDb(redis.redis, { prefix }) : undefined),
+    // Flue's WATCH transactions get a connection of their own; its plain commands share the instance's.
+    db: flueDb ?? redisFlueDb({ commands: connections.commands, transactions: connections.dedicated('flue-transactions') }, { prefix }),
     // Which Flue instance holds a session must be as shared as the sessions are.
-    generations: redis ? new RedisGenerations(redis.redis, `${prefix}generations`) : undefined,
+    generations: new RedisGenerations(connections.commands, `${prefix}generations`),
   };
 }
 
@@ -24,9 +27,8 @@ class RedisGenerations implements GenerationStore {
   readonly #redis: Redis;
   readonly #key: string;
 
-  constructor(url: string, key: string) {
-    this.#redis = new Redis(url, { maxRetriesPerRequest: 1 });
-    this.#redis.on('error', () => undefined);
+  constructor(redis: Redis, key: string) {
+    this.#redis = redis;
     this.#key = key;
   }
 
@@ -39,7 +41,6 @@ class RedisGenerations implements GenerationStore {
     await this.#redis.hset(this.#key, sessionId, String(generation));
   }
 
-  close(): void {
-    this.#redis.disconnect();
-  }
+  /** The connection is the instance's, closed by its owner. */
+  close(): void {}
 }

@@ -27,6 +27,8 @@ export { resolveStreamPlan } from './stream/plan.ts';
 export type { StreamAccess, StreamPlan } from './stream/plan.ts';
 export { DEFAULT_WEBSOCKET_LIMITS, isWebSocketUpgrade } from './stream/websocket.ts';
 export type { WebSocketStreamLimits } from './stream/websocket.ts';
+export { RedisConnections } from './redis/connections.ts';
+export type { RedisConnectionsOptions } from './redis/connections.ts';
 export { RedisJournal } from './journal/redis.ts';
 export type { RedisJournalOptions, SessionFence } from './journal/redis.ts';
 export { SessionTakenOverError, StoreUnavailableError } from './journal/errors.ts';

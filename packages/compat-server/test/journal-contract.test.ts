@@ -4,12 +4,19 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import { MemoryJournal, RedisJournal, RedisSessionCluster, SqliteJournal, type Journal, type SessionRecord } from '@eve-flue/compat-server';
+import { MemoryJournal, RedisConnections, RedisJournal, RedisSessionCluster, SqliteJournal, type Journal, type SessionRecord } from '@eve-flue/compat-server';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `eve-test:${nanoid(8)}:`;
 const cleanups: (() => Promise<void>)[] = [];
+
+/** One instance's Redis connections, closed after the file. */
+function connections(url = REDIS_URL, options?: ConstructorParameters<typeof RedisConnections>[1]): RedisConnections {
+  const opened = new RedisConnections(url, options);
+  cleanups.push(() => opened.close());
+  return opened;
+}
 
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
@@ -32,7 +39,7 @@ const stores: [string, () => Promise<Journal>][] = [
   [
     'Redis',
     async () => {
-      const journal = new RedisJournal(REDIS_URL, { prefix });
+      const journal = new RedisJournal(connections(), { prefix });
       await journal.ready();
       return journal;
     },
@@ -121,9 +128,10 @@ describe.each(stores)('the %s journal', (_name, open) => {
 });
 
 test('a Redis journal of a cluster member writes only to sessions nobody else holds', async () => {
-  const [ours, theirs] = [new RedisSessionCluster(REDIS_URL, { prefix }), new RedisSessionCluster(REDIS_URL, { prefix })];
+  const [onOurs, onTheirs] = [connections(), connections()];
+  const [ours, theirs] = [new RedisSessionCluster(onOurs, { prefix }), new RedisSessionCluster(onTheirs, { prefix })];
   // The fence is the cluster's own: journal and leases cannot disagree on where a lease lives.
-  const journal = new RedisJournal(REDIS_URL, { prefix, fence: ours.fence });
+  const journal = new RedisJournal(onOurs, { prefix, fence: ours.fence });
   await journal.ready();
   try {
     const id = `ses_${nanoid()}`;
@@ -141,7 +149,29 @@ test('a Redis journal of a cluster member writes only to sessions nobody else ho
 });
 
 test('a Redis journal that cannot reach Redis fails fast with StoreUnavailableError', async () => {
-  const journal = new RedisJournal('redis://127.0.0.1:1', { prefix, redis: { retryStrategy: () => null } });
+  const unreachable = connections('redis://127.0.0.1:1', { redis: { retryStrategy: () => null } });
+  const journal = new RedisJournal(unreachable, { prefix });
+  await expect(journal.ready()).rejects.toMatchObject({ name: 'StoreUnavailableError' });
   await expect(journal.getSession('ses_x')).rejects.toMatchObject({ name: 'StoreUnavailableError' });
   await journal.close();
+});
+
+test("one instance's stores share a command connection and a subscription connection", async () => {
+  const name = `eve-test-${nanoid(8)}`;
+  const shared = connections(REDIS_URL, { name });
+  const cluster = new RedisSessionCluster(shared, { prefix });
+  const journal = new RedisJournal(shared, { prefix, fence: cluster.fence });
+  await Promise.all([journal.ready(), cluster.ready()]);
+  const id = `ses_${nanoid()}`;
+  await journal.createSession(record(id));
+  const heard = new Promise<number>((resolve) => journal.subscribe(id, resolve));
+  await journal.append(id, [delta('over the shared subscriber')]);
+  expect(await heard).toBe(0);
+  const ours = String(await shared.commands.client('LIST'))
+    .split('\n')
+    .filter((line) => line.includes(` name=${name}:`))
+    .map((line) => /name=(\S+)/.exec(line)![1])
+    .sort();
+  expect(ours).toEqual([`${name}:channels`, `${name}:commands`]);
+  await cluster.close();
 });

@@ -1,5 +1,5 @@
 import { assertSupportedFlueFormatVersion, FLUE_FORMAT_VERSION, PersistedFormatVersionError, type PersistenceAdapter, type PersistenceStores } from '@flue/runtime/adapter';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RedisAttachmentStore } from './attachment-store.ts';
 import { RedisConversationStreamStore } from './conversation-stream-store.ts';
 import { Keys } from './keys.ts';
@@ -16,31 +16,29 @@ export interface RedisFlueDbOptions {
 /** The last store format Flue stamped before the format-version scheme; adopted in place. */
 const LEGACY_SCHEMA_VERSION = '8';
 
+/** The connections the adapter runs on; their owner opens and closes them. */
+export interface RedisFlueConnections {
+  /** Plain commands: may be shared with other users of the same Redis. */
+  commands: Redis;
+  /** WATCH … EXEC transactions: WATCH lives on the connection, so this one must be the adapter's alone. */
+  transactions: Redis;
+}
+
 /**
- * A Flue persistence adapter on Redis (`start({ db: redisFlueDb(url) })`): conversations,
- * accepted submissions and attachments, shared by every process that points at the same Redis
- * and prefix. Use a Redis with persistence (AOF) and `maxmemory-policy noeviction`.
+ * A Flue persistence adapter on Redis (`start({ db: redisFlueDb({ commands, transactions }) })`):
+ * conversations, accepted submissions and attachments, shared by every process that points at
+ * the same Redis and prefix. Use a Redis with persistence (AOF) and `maxmemory-policy noeviction`.
  */
-export function redisFlueDb(url: string, options: RedisFlueDbOptions = {}): PersistenceAdapter & { readonly keys: Keys } {
+export function redisFlueDb({ commands, transactions }: RedisFlueConnections, options: RedisFlueDbOptions = {}): PersistenceAdapter & { readonly keys: Keys } {
   const keys = new Keys(options.prefix ?? 'flue:');
-  let connections: { commands: Redis; transactions: Redis } | undefined;
-  const open = () => {
-    if (connections) return connections;
-    const connect = () => {
-      const client = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
-      client.on('error', (error: unknown) => options.onCommandError?.(error));
-      return client;
-    };
-    connections = { commands: connect(), transactions: connect() };
-    return connections;
-  };
+  const onCommandError = options.onCommandError;
+  if (onCommandError) for (const client of [commands, transactions]) client.on('error', onCommandError);
   return {
     keys,
     async migrate() {
-      await migrate(open().commands, keys);
+      await migrate(commands, keys);
     },
     async connect(): Promise<PersistenceStores> {
-      const { commands, transactions } = open();
       await Promise.all([commands.ping(), transactions.ping()]);
       const db = { redis: commands, keys, transactions: new Transactions(transactions) };
       return {
@@ -50,10 +48,7 @@ export function redisFlueDb(url: string, options: RedisFlueDbOptions = {}): Pers
       };
     },
     async close() {
-      if (!connections) return;
-      const { commands, transactions } = connections;
-      connections = undefined;
-      await Promise.allSettled([commands.quit(), transactions.quit()]);
+      if (onCommandError) for (const client of [commands, transactions]) client.off('error', onCommandError);
     },
   };
 }

@@ -1,1 +1,1 @@
-export { redisFlueDb, type RedisFlueDbOptions } from './adapter.ts';
+export { redisFlueDb, type RedisFlueConnections, type RedisFlueDbOptions } from './adapter.ts';

@@ -9,20 +9,28 @@ import { redisFlueDb } from '../src/index.ts';
 /** Flue's own acceptance suites, each test on a fresh namespace of the test Redis. */
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const admin = new Redis(url);
-const opened: ReturnType<typeof redisFlueDb>[] = [];
+const opened: { db: ReturnType<typeof redisFlueDb>; transactions: Redis }[] = [];
+
+/** An adapter on a fresh namespace: commands shared (as in the bridge), transactions on a connection of its own. */
+function open() {
+  const transactions = new Redis(url);
+  const db = redisFlueDb({ commands: admin, transactions }, { prefix: `test:flue-contract:${randomUUID()}:` });
+  opened.push({ db, transactions });
+  return db;
+}
 
 async function fresh() {
-  const db = redisFlueDb(url, { prefix: `test:flue-contract:${randomUUID()}:` });
-  opened.push(db);
+  const db = open();
   await db.migrate!();
   return { db, stores: await db.connect() };
 }
 
 async function cleanup(): Promise<void> {
-  for (const db of opened.splice(0)) {
+  for (const { db, transactions } of opened.splice(0)) {
     const keys = await admin.keys(`${db.keys.prefix}*`);
     if (keys.length > 0) await admin.del(...keys);
     await db.close!();
+    transactions.disconnect();
   }
 }
 
@@ -36,8 +44,7 @@ defineStoreContractTests('Redis', {
   cleanup,
   formatVersion: {
     async open() {
-      const db = redisFlueDb(url, { prefix: `test:flue-contract:${randomUUID()}:` });
-      opened.push(db);
+      const db = open();
       const meta = db.keys.meta;
       return {
         migrate: () => db.migrate!() as Promise<void>,

@@ -30,3 +30,4 @@ export type { CommandHandlers, CommandKind, CommandOf, CommandResult, MessageInp
 export { silentLogger, type Logger } from './logger.ts';
 export { SessionTakenOverError, StoreUnavailableError, storeCall } from './store-errors.ts';
 export { parseJson } from './json.ts';
+export type { Channels } from './channels.ts';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger, ServerObserver } from '@eve-flue/compat-server';
 import { accessLog } from './access-log.ts';
 import { BridgeMetrics, serveMetrics } from './metrics.ts';
@@ -7,8 +7,8 @@ import { Readiness, type StoreProbe } from './readiness.ts';
 
 export interface OpsOptions {
   logger: Logger;
-  /** The shared Redis, when there is one: readiness pings it. */
-  redisUrl?: string;
+  /** The instance's shared Redis command connection, when there is one: readiness pings it. */
+  redis?: Redis;
   /** Serve `/metrics` on this loopback port (0: any free one); no metrics listener when absent. */
   metricsPort?: number;
 }
@@ -24,17 +24,12 @@ export interface Ops {
   close(): Promise<void>;
 }
 
-export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions): Promise<Ops> {
+export async function startOps({ logger, redis, metricsPort }: OpsOptions): Promise<Ops> {
   const log = accessLog(logger);
   const metrics = new BridgeMetrics();
   const probes: StoreProbe[] = [];
-  let probeClient: Redis | undefined;
-  if (redisUrl) {
-    const client = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    client.on('error', () => undefined);
-    probeClient = client;
-    probes.push(async () => void (await client.ping()));
-  }
+  // The connection the stores use: ready means their commands get through, not just some connection's.
+  if (redis) probes.push(async () => void (await redis.ping()));
   const readiness = new Readiness(probes);
   const served = metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort);
   if (served) logger.info({ metrics: served.url }, `metrics on ${served.url}`);
@@ -53,7 +48,6 @@ export async function startOps({ logger, redisUrl, metricsPort }: OpsOptions): P
     metricsUrl: served?.url,
     async close() {
       metrics.close();
-      probeClient?.disconnect();
       if (served) await new Promise<void>((resolve) => served.server.close(() => resolve()));
     },
   };

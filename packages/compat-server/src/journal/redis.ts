@@ -1,6 +1,7 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
-import { SessionTakenOverError, StoreUnavailableError, storeCall } from './errors.ts';
+import type { RedisConnections } from '../redis/connections.ts';
+import { SessionTakenOverError, storeCall } from './errors.ts';
 import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
 import { TailListeners } from './listeners.ts';
 import { RecentLines } from './recent-lines.ts';
@@ -54,7 +55,6 @@ return ARGV[1]
 export interface RedisJournalOptions {
   /** Key prefix, so that several deployments (or tests) can share one Redis. Default `eve:`. */
   prefix?: string;
-  redis?: RedisOptions;
   /** In a cluster, the session leases (`RedisSessionCluster.fence`): appends are refused once another instance holds the session. */
   fence?: SessionFence;
 }
@@ -74,54 +74,23 @@ export interface SessionFence {
 export class RedisJournal implements Journal {
   readonly pollIntervalMs = 1_000;
   readonly #redis: Redis;
-  readonly #subscriber: Redis;
+  readonly #connections: RedisConnections;
   readonly #prefix: string;
   readonly #listeners = new TailListeners();
   readonly #recent = new RecentLines();
-  readonly #subscriptions = new Map<string, number>();
+  readonly #subscriptions = new Map<string, { count: number; unsubscribe: () => void }>();
   readonly #fence: SessionFence | undefined;
-  readonly #lostListeners = new Set<() => void>();
 
-  constructor(url: string, options: RedisJournalOptions = {}) {
-    const connection: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, ...options.redis };
-    this.#redis = new Redis(url, connection);
-    // Subscriptions are restored by hand on each (re)connect, from the set of channels wanted now:
-    // a queued unsubscribe replayed after a resubscribe would silently drop a live channel.
-    this.#subscriber = new Redis(url, { ...connection, autoResubscribe: false });
-    this.#subscriber.on('ready', () => {
-      const channels = [...this.#subscriptions.keys()];
-      if (channels.length > 0) void this.#subscriber.subscribe(...channels).catch(() => undefined);
-    });
+  constructor(connections: RedisConnections, options: RedisJournalOptions = {}) {
+    this.#connections = connections;
+    this.#redis = connections.commands;
     this.#prefix = options.prefix ?? 'eve:';
     this.#fence = options.fence;
-    for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
-    // Notifications missed while the connection is down cannot be replayed: followers must end.
-    this.#subscriber.on('close', () => {
-      for (const lost of [...this.#lostListeners]) lost();
-    });
-    this.#subscriber.on('message', (channel: string, message: string) => {
-      const sessionId = channel.slice(this.#key('appended:').length);
-      this.#listeners.notify(sessionId, Number(message));
-    });
   }
 
-  /** Resolves once the command connection is ready; rejects when Redis cannot be reached. */
+  /** Resolves once the connections are ready; rejects with StoreUnavailableError when Redis cannot be reached. */
   async ready(): Promise<void> {
-    if (this.#redis.status !== 'ready') {
-      await new Promise<void>((resolve, reject) => {
-        const fail = (error: unknown) => {
-          this.#redis.off('ready', succeed);
-          reject(new StoreUnavailableError('The session store (Redis) cannot be reached.', { cause: error }));
-        };
-        const succeed = () => {
-          this.#redis.off('error', fail);
-          resolve();
-        };
-        this.#redis.once('ready', succeed);
-        this.#redis.once('error', fail);
-      });
-    }
-    await storeCall(() => this.#redis.ping());
+    await this.#connections.ready();
   }
 
   async createSession(record: SessionRecord, operationKey?: string): Promise<SessionRecord> {
@@ -195,28 +164,27 @@ export class RedisJournal implements Journal {
 
   subscribe(sessionId: string, listener: (tail: number) => void, lost?: () => void): () => void {
     const channel = this.#key(`appended:${sessionId}`);
-    if (lost) this.#lostListeners.add(lost);
-    const count = this.#subscriptions.get(channel) ?? 0;
-    if (count === 0 && this.#subscriber.status === 'ready') void this.#subscriber.subscribe(channel).catch(() => undefined);
-    this.#subscriptions.set(channel, count + 1);
+    // Notifications missed while the connection is down cannot be replayed: followers must end.
+    const stopLost = lost ? this.#connections.channels.onLost(lost) : () => undefined;
+    const subscription = this.#subscriptions.get(channel) ?? {
+      count: 0,
+      unsubscribe: this.#connections.channels.listen(channel, (message) => this.#listeners.notify(sessionId, Number(message))),
+    };
+    subscription.count += 1;
+    this.#subscriptions.set(channel, subscription);
     const remove = this.#listeners.add(sessionId, listener);
     return () => {
       remove();
-      if (lost) this.#lostListeners.delete(lost);
-      const left = (this.#subscriptions.get(channel) ?? 1) - 1;
-      if (left > 0) {
-        this.#subscriptions.set(channel, left);
-        return;
-      }
+      stopLost();
+      subscription.count -= 1;
+      if (subscription.count > 0) return;
       this.#subscriptions.delete(channel);
-      if (this.#subscriber.status === 'ready') void this.#subscriber.unsubscribe(channel).catch(() => undefined);
+      subscription.unsubscribe();
     };
   }
 
-  async close(): Promise<void> {
-    this.#redis.disconnect();
-    this.#subscriber.disconnect();
-  }
+  /** The connections belong to RedisConnections, closed by their owner. */
+  async close(): Promise<void> {}
 
   async #append(sessionId: string, lines: readonly JournalLine[], record: SessionRecord | undefined, expectedLength: number): Promise<number> {
     const result = await storeCall(

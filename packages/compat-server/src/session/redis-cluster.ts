@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import { z } from 'zod';
 import { isErrorCode, type ErrorCode } from '@eve-flue/eve-protocol';
-import { encodeCommand, parseJson, sessionCommand, StoreUnavailableError, type SessionBoundCommand } from '@eve-flue/session-contract';
+import { encodeCommand, parseJson, sessionCommand, type SessionBoundCommand } from '@eve-flue/session-contract';
 import { storeCall } from '../journal/errors.ts';
+import type { RedisConnections } from '../redis/connections.ts';
 import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster } from './cluster.ts';
 import { RequestError } from './errors.ts';
 
@@ -53,7 +54,8 @@ type Reply = Extract<Envelope, { type: 'reply' }>['reply'];
 export class RedisSessionCluster implements SessionCluster {
   readonly instanceId = `ins_${nanoid(10)}`;
   readonly #redis: Redis;
-  readonly #subscriber: Redis;
+  readonly #connections: RedisConnections;
+  readonly #stopListening: () => void;
   readonly #prefix: string;
   readonly #leaseMs: number;
   readonly #forwardTimeoutMs: number;
@@ -61,19 +63,14 @@ export class RedisSessionCluster implements SessionCluster {
   readonly #pending = new Map<string, (reply: Reply) => void>();
   readonly #renewal: NodeJS.Timeout;
   #handler: ((command: SessionBoundCommand) => Promise<unknown>) | undefined;
-  readonly #subscribed: Promise<unknown>;
 
-  constructor(url: string, options: RedisClusterOptions = {}) {
-    this.#redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-    this.#subscriber = new Redis(url);
-    for (const client of [this.#redis, this.#subscriber]) client.on('error', () => undefined);
+  constructor(connections: RedisConnections, options: RedisClusterOptions = {}) {
+    this.#connections = connections;
+    this.#redis = connections.commands;
     this.#prefix = options.prefix ?? 'eve:';
     this.#leaseMs = options.leaseMs ?? 3_000;
     this.#forwardTimeoutMs = options.forwardTimeoutMs ?? 10_000;
-    this.#subscribed = this.#subscriber.subscribe(this.#inbox(this.instanceId));
-    // Kept from being unhandled until ready() is asked.
-    this.#subscribed.catch(() => undefined);
-    this.#subscriber.on('message', (_channel: string, message: string) => void this.#receive(message));
+    this.#stopListening = connections.channels.listen(this.#inbox(this.instanceId), (message) => void this.#receive(message));
     this.#renewal = setInterval(() => void this.#renew(), Math.floor(this.#leaseMs / 3));
     this.#renewal.unref();
   }
@@ -88,11 +85,7 @@ export class RedisSessionCluster implements SessionCluster {
 
   /** Resolves once this instance can receive forwarded commands; rejects with StoreUnavailableError when Redis cannot be reached. */
   async ready(): Promise<void> {
-    try {
-      await this.#subscribed;
-    } catch (error) {
-      throw new StoreUnavailableError('The session store (Redis) cannot be reached.', { cause: error });
-    }
+    await this.#connections.ready();
   }
 
   async claim(sessionId: string): Promise<{ owner: string; fresh: boolean }> {
@@ -149,8 +142,7 @@ export class RedisSessionCluster implements SessionCluster {
   async close(): Promise<void> {
     clearInterval(this.#renewal);
     await Promise.allSettled([...this.#held].map((sessionId) => this.release(sessionId)));
-    this.#redis.disconnect();
-    this.#subscriber.disconnect();
+    this.#stopListening();
   }
 
   async #receive(message: string): Promise<void> {

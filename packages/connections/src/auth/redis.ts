@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { parseJson, signInOutcome, storeCall, StoreUnavailableError } from '@eve-flue/session-contract';
+import { parseJson, signInOutcome, storeCall, type Channels } from '@eve-flue/session-contract';
 import type { Sealer } from './sealer.ts';
 import type { AuthStore, FlowBinding } from './store.ts';
 import type { PendingFlow, RegisteredClient, SignInEvents, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
@@ -13,16 +13,16 @@ const redisCall = <T>(command: () => Promise<T>) => storeCall(command, STORE);
 
 /**
  * Sign-in storage on Redis, shared by every bridge instance; values sealed, flows expiring on
- * their own. An unreachable Redis is a StoreUnavailableError (503), as for the journal.
+ * their own. An unreachable Redis is a StoreUnavailableError (503), as for the journal. The
+ * client is the instance's shared command connection; its owner closes it.
  */
 export class RedisAuthStore implements AuthStore {
   readonly #redis: Redis;
   readonly #sealer: Sealer;
   readonly #prefix: string;
 
-  constructor(url: string, sealer: Sealer, prefix = 'eve:') {
-    this.#redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-    this.#redis.on('error', () => undefined);
+  constructor(redis: Redis, sealer: Sealer, prefix = 'eve:') {
+    this.#redis = redis;
     this.#sealer = sealer;
     this.#prefix = `${prefix}auth:`;
   }
@@ -72,9 +72,7 @@ export class RedisAuthStore implements AuthStore {
     await redisCall(() => this.#redis.set(this.#key(`client:${key}`), this.#sealer.seal(client, `client:${key}`)));
   }
 
-  async close(): Promise<void> {
-    this.#redis.disconnect();
-  }
+  async close(): Promise<void> {}
 
   async #get<T>(suffix: string): Promise<T | undefined> {
     const sealed = await redisCall(() => this.#redis.get(this.#key(suffix)));
@@ -88,21 +86,18 @@ export class RedisAuthStore implements AuthStore {
 
 /** Sign-in ends over Redis pub/sub: a callback on any instance resumes the turn parked on another. */
 export class RedisSignInEvents implements SignInEvents {
-  readonly #publisher: Redis;
-  readonly #subscriber: Redis;
+  readonly #redis: Redis;
+  readonly #channels: Channels;
   readonly #channel: string;
   readonly #listeners = new Set<(flowId: string, outcome: SignInOutcome) => void>();
-  readonly #subscribed: Promise<unknown>;
+  readonly #stopListening: () => void;
 
-  constructor(url: string, prefix = 'eve:') {
-    this.#publisher = new Redis(url, { maxRetriesPerRequest: 1 });
-    this.#subscriber = new Redis(url);
-    for (const client of [this.#publisher, this.#subscriber]) client.on('error', () => undefined);
+  /** `redis` publishes, `channels` hears: the instance's shared connections, closed by their owner. */
+  constructor(redis: Redis, channels: Channels, prefix = 'eve:') {
+    this.#redis = redis;
+    this.#channels = channels;
     this.#channel = `${prefix}signin`;
-    this.#subscribed = this.#subscriber.subscribe(this.#channel);
-    // Kept from being unhandled until ready() is asked.
-    this.#subscribed.catch(() => undefined);
-    this.#subscriber.on('message', (_channel: string, message: string) => {
+    this.#stopListening = channels.listen(this.#channel, (message) => {
       // Only what another instance of this bridge could have published reaches a parked turn.
       const parsed = signInEnd.safeParse(parseJson(message));
       if (!parsed.success) return;
@@ -112,15 +107,11 @@ export class RedisSignInEvents implements SignInEvents {
 
   /** Resolves once this instance hears sign-in ends; rejects with StoreUnavailableError when Redis cannot be reached. */
   async ready(): Promise<void> {
-    try {
-      await this.#subscribed;
-    } catch (error) {
-      throw new StoreUnavailableError(`${STORE} cannot be reached.`, { cause: error });
-    }
+    await this.#channels.ready();
   }
 
   async publish(flowId: string, outcome: SignInOutcome): Promise<void> {
-    await redisCall(() => this.#publisher.publish(this.#channel, JSON.stringify({ flowId, outcome } satisfies z.input<typeof signInEnd>)));
+    await redisCall(() => this.#redis.publish(this.#channel, JSON.stringify({ flowId, outcome } satisfies z.input<typeof signInEnd>)));
   }
 
   subscribe(listener: (flowId: string, outcome: SignInOutcome) => void): () => void {
@@ -129,8 +120,7 @@ export class RedisSignInEvents implements SignInEvents {
   }
 
   async close(): Promise<void> {
-    this.#publisher.disconnect();
-    this.#subscriber.disconnect();
+    this.#stopListening();
   }
 }
 
