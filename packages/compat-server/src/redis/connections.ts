@@ -61,7 +61,8 @@ export class RedisConnections {
   }
 
   async close(): Promise<void> {
-    for (const client of [this.commands, this.channels.client, ...this.#dedicated]) client.disconnect();
+    // An ended client has no socket left; disconnecting it would only arm ioredis's stale-socket timer.
+    for (const client of [this.commands, this.channels.client, ...this.#dedicated]) if (client.status !== 'end') client.disconnect();
   }
 
   #open(role: string, extra: RedisOptions = {}): Redis {
