@@ -41,7 +41,7 @@ import {
   type SessionScope,
   type SignInBackend,
 } from '@eve-flue/connections';
-import { EVE_BASE_PATH } from '@eve-flue/eve-protocol';
+import { errorBody, EVE_BASE_PATH } from '@eve-flue/eve-protocol';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
@@ -186,14 +186,14 @@ export async function startBridge(config: Readonly<BridgeConfig>, { logger }: St
   // A plain Node response until the app is assembled (and again while it closes): no express methods.
   const unavailable = (why: string): RequestHandler => (_request, response) => {
     response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' });
-    response.end(JSON.stringify({ ok: false, code: 'service_unavailable', error: `The bridge is ${why}.` }));
+    response.end(JSON.stringify(errorBody('service_unavailable', `The bridge is ${why}.`)));
   };
   let handler = unavailable('starting');
   const server = createServer((request, response) =>
     handler(request as express.Request, response as express.Response, () => {
       // Nothing in the app answered (a path outside /eve/v1 with no page to serve).
-      if (!response.headersSent) response.writeHead(404, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ ok: false, code: 'not_found', error: 'No such route.' }));
+      if (!response.headersSent) response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+      response.end(JSON.stringify(errorBody('not_found', 'No such route.')));
     }),
   );
   server.on('clientError', answerClientError); // a request Node cannot parse still gets Eve's error shape
