@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { followJournal, MemoryJournal, RedisConnections, RedisJournal, type Journal } from '@eve-flue/compat-server';
+import { JournalFollower, MemoryJournal, RedisConnections, RedisJournal, type Journal } from '@eve-flue/compat-server';
 import { fmt, percentile } from './lib.ts';
 
 const EVENTS = Number(process.argv[2] ?? 2_000);
@@ -16,16 +16,24 @@ async function measure(writer: Journal, reader: Journal): Promise<number[]> {
   await writer.createSession({ id: sessionId, createdAt: Date.now(), status: 'open', turnCount: 0 });
   const sentAt: number[] = [];
   const latencies: number[] = [];
-  const stop = new AbortController();
   let warmedUp!: () => void;
   const warm = new Promise<void>((resolve) => (warmedUp = resolve));
-  const following = (async () => {
-    for await (const line of followJournal(reader, sessionId, { from: 0, signal: stop.signal })) {
-      if (line.index === 0) warmedUp();
-      else latencies.push(performance.now() - sentAt[line.index]!);
-      if (line.index === EVENTS) stop.abort();
-    }
-  })();
+  const following = new Promise<void>((resolve, reject) => {
+    const follower = new JournalFollower(reader, sessionId, { from: 0 }, {
+      write(page) {
+        for (const line of page) {
+          if (line.index === 0) warmedUp();
+          else latencies.push(performance.now() - sentAt[line.index]!);
+          if (line.index === EVENTS) {
+            follower.close();
+            resolve();
+          }
+        }
+        return true;
+      },
+      end: reject,
+    });
+  });
   // A first event, not measured: the follower is live (subscribed) once it has seen it.
   await writer.append(sessionId, [{ type: 'message.appended', data: { messageDelta: 'warm-up', sequence: 0, stepIndex: 0, turnId: 'turn_0' } }]);
   await warm;

@@ -1,6 +1,11 @@
 /**
- * Resident memory of one bridge process holding 10,000 idle open streams (NDJSON, then
- * WebSocket), measured in that process. Run: node bench/idle-streams.ts [streams]
+ * Memory of one process holding 10,000 idle open streams, per transport (NDJSON, then
+ * WebSocket): the compat server against a bare server holding the same connections (a node:http
+ * chunked response after one line; a `ws` connection), each in a process of its own, measured
+ * in that process after a full GC. Resident memory moves with V8's own sizing of its heap (its
+ * young generation grows in steps with the allocation rate), so each figure is the median of
+ * three runs, and the heap in use per stream, which holds what the streams retain, is printed
+ * beside it. Run: node bench/idle-streams.ts [streams] [runs]
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,49 +14,67 @@ import { fileURLToPath } from 'node:url';
 import { fmt, openWebSocketReaders } from './lib.ts';
 
 const STREAMS = Number(process.argv[2] ?? 10_000);
+const RUNS = Number(process.argv[3] ?? 3);
 const script = fileURLToPath(new URL('./serve-idle.ts', import.meta.url));
 const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 
-async function ask<T>(child: ChildProcess, message: string): Promise<T> {
-  child.send(message);
-  const [answer] = (await once(child, 'message')) as [T];
+type Server = 'compat' | 'bare';
+type Transport = 'ndjson' | 'websocket';
+interface Memory {
+  rss: number;
+  heap: number;
+}
+
+async function memoryOf(child: ChildProcess): Promise<Memory> {
+  child.send('memory');
+  const [answer] = (await once(child, 'message')) as [Memory];
   return answer;
 }
 
-async function run(transport: 'ndjson' | 'websocket'): Promise<void> {
-  const child = fork(script, { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function openNdjson(url: string): Promise<{ destroy(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Bytes per stream: resident and heap in use, from before the first stream to after the last. */
+async function perStream(server: Server, transport: Transport): Promise<Memory> {
+  const child = fork(script, [server], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [{ url, sessions }] = (await once(child, 'message')) as [{ url: string; sessions: string[] }];
-  const before = (await ask<{ rss: number }>(child, 'rss')).rss;
+  const before = await memoryOf(child);
   const open: { destroy(): void }[] = [];
   for (let i = 0; i < STREAMS; i += 500) {
     const batch = Array.from({ length: Math.min(500, STREAMS - i) }, (_, k) => sessions[(i + k) % sessions.length]!);
-    if (transport === 'ndjson') {
-      open.push(
-        ...(await Promise.all(
-          batch.map(
-            (sessionId) =>
-              new Promise<{ destroy(): void }>((resolve, reject) => {
-                const req = request(`${url}/eve/v1/session/${sessionId}/stream`, { agent }, (res) => resolve(res));
-                req.on('error', reject);
-                req.end();
-              }),
-          ),
-        )),
-      );
-    } else {
-      for (const sessionId of batch) open.push(...(await openWebSocketReaders(`${url.replace('http', 'ws')}/eve/v1/session/${sessionId}/ws`, 1)).map((s) => ({ destroy: () => s.terminate() })));
+    if (transport === 'ndjson') open.push(...(await Promise.all(batch.map((sessionId) => openNdjson(`${url}/eve/v1/session/${sessionId}/stream`)))));
+    else {
+      for (const sessionId of batch) {
+        const [socket] = await openWebSocketReaders(`${url.replace('http', 'ws')}/eve/v1/session/${sessionId}/ws`, 1);
+        open.push({ destroy: () => socket!.terminate() });
+      }
     }
   }
-  const after = (await ask<{ rss: number }>(child, 'rss')).rss;
-  console.log(
-    `${transport.padEnd(9)} ${fmt(STREAMS)} idle streams: RSS ${fmt(before / 2 ** 20)} MiB → ${fmt(after / 2 ** 20)} MiB ` +
-      `(+${fmt((after - before) / 2 ** 20)} MiB, ${((after - before) / STREAMS / 1024).toFixed(1)} KiB a stream)`,
-  );
+  const after = await memoryOf(child);
   for (const stream of open) stream.destroy();
   child.kill();
   await once(child, 'exit');
+  return { rss: (after.rss - before.rss) / STREAMS, heap: (after.heap - before.heap) / STREAMS };
 }
 
-console.log(`one bridge process (Node ${process.version}), streams spread over 100 sessions`);
-await run('ndjson');
-await run('websocket');
+const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
+
+console.log(`${fmt(STREAMS)} idle streams over 100 sessions, one process per run, median of ${RUNS} runs (Node ${process.version})`);
+for (const transport of ['ndjson', 'websocket'] as const) {
+  const figures = {} as Record<Server, Memory>;
+  for (const server of ['bare', 'compat'] as const) {
+    const runs: Memory[] = [];
+    for (let run = 0; run < RUNS; run++) runs.push(await perStream(server, transport));
+    figures[server] = { rss: median(runs.map((r) => r.rss)), heap: median(runs.map((r) => r.heap)) };
+    const { rss, heap } = figures[server];
+    console.log(`${transport.padEnd(9)} ${server.padEnd(6)} RSS ${kib(rss).padStart(9)} a stream (+${fmt((rss * STREAMS) / 2 ** 20)} MiB), heap ${kib(heap)} a stream`);
+  }
+  const { bare, compat } = figures;
+  console.log(`${transport.padEnd(9)} compat / bare: RSS ${(compat.rss / bare.rss).toFixed(2)}×, heap ${(compat.heap / bare.heap).toFixed(2)}×`);
+}

@@ -4,13 +4,18 @@ export type StreamTransport = 'ndjson' | 'websocket';
 export type TurnOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** How one session stream went, reported when it ends. */
-export interface StreamSummary {
-  transport: StreamTransport;
+export type StreamSummary = StreamSummaryCommon &
+  (
+    | { transport: 'ndjson'; request: IncomingMessage }
+    /** An upgraded stream keeps nothing of its request but the path. */
+    | { transport: 'websocket'; path: string }
+  );
+
+interface StreamSummaryCommon {
   sessionId: string;
   /** Journal events written to the reader (heartbeats and control lines not counted). */
   events: number;
   durationMs: number;
-  request: IncomingMessage;
 }
 
 /** What the server reports as it works, for metrics and access logs; every hook optional. */

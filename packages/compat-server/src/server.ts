@@ -22,8 +22,9 @@ import { ClusteredSessions } from './session/clustered-sessions.ts';
 import { SessionManager } from './session/manager.ts';
 import type { Sessions } from './session/sessions.ts';
 import type { AgentRuntime } from '@eve-flue/session-contract';
-import type { StreamTimings } from './stream/ndjson-stream.ts';
-import { DEFAULT_WEBSOCKET_LIMITS, webSocketStreams, type WebSocketStreamLimits } from './stream/websocket.ts';
+import { NdjsonStreams, type StreamTimings } from './stream/ndjson-stream.ts';
+import { webSocketStreams } from './stream/websocket.ts';
+import { DEFAULT_WEBSOCKET_LIMITS, type WebSocketStreamLimits } from './stream/websocket-stream.ts';
 
 export type Mode = 'development' | 'production';
 
@@ -180,8 +181,8 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
-  const shutdown = new AbortController();
-  api.use(sessionRoutes({ sessions, journal, uploads, limits, stream, lifecycle: { shutdown: shutdown.signal, observer } }));
+  const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger });
+  api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams }));
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -203,7 +204,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     activeSessions: () => manager.working,
     quiesce: (timeoutMs) => manager.quiesce(timeoutMs),
     async endStreams() {
-      shutdown.abort();
+      ndjsonStreams.endAll();
       await webSockets.close();
     },
     async close() {

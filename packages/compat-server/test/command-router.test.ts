@@ -74,9 +74,11 @@ const message = (text: string) => ({ text, parts: [{ type: 'text' as const, text
 async function settled(journal: MemoryJournal, sessionId: string, turns: number): Promise<void> {
   for (;;) {
     const appended = new Promise<void>((resolve) => {
-      const stop = journal.subscribe(sessionId, () => {
-        stop();
-        resolve();
+      const stop = journal.subscribe(sessionId, {
+        appended() {
+          stop();
+          resolve();
+        },
       });
     });
     const lines = await journal.read(sessionId, 0, 1_000);

@@ -101,9 +101,11 @@ describe('the SQLite journal, group-committed', () => {
     for (const id of sessions) await journal.createSession(record(id));
     const seenByOther: number[] = [];
     for (const id of sessions) {
-      journal.subscribe(id, (tail) => {
-        const row = other.prepare('SELECT COUNT(*) AS n FROM events WHERE session_id = ? AND idx <= ?').get(id, tail) as { n: number };
-        seenByOther.push(row.n);
+      journal.subscribe(id, {
+        appended(tail) {
+          const row = other.prepare('SELECT COUNT(*) AS n FROM events WHERE session_id = ? AND idx <= ?').get(id, tail) as { n: number };
+          seenByOther.push(row.n);
+        },
       });
     }
     const appended = await Promise.all(sessions.flatMap((id) => [journal.append(id, [delta('x')]), journal.append(id, [delta('y'), delta('z')])]));

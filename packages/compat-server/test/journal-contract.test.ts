@@ -87,9 +87,11 @@ describe.each(stores)('the %s journal', (_name, open) => {
     const seen: number[] = [];
     let notified!: () => void;
     const twice = new Promise<void>((resolve) => (notified = resolve));
-    const unsubscribe = journal.subscribe(id, (tail) => {
-      seen.push(tail);
-      if (seen.length === 2) notified();
+    const unsubscribe = journal.subscribe(id, {
+      appended(tail) {
+        seen.push(tail);
+        if (seen.length === 2) notified();
+      },
     });
     // Redis subscriptions are asynchronous: keep appending until both notifications arrive.
     const appending = (async () => {
@@ -164,7 +166,7 @@ test("one instance's stores share a command connection and a subscription connec
   await Promise.all([journal.ready(), cluster.ready()]);
   const id = `ses_${nanoid()}`;
   await journal.createSession(record(id));
-  const heard = new Promise<number>((resolve) => journal.subscribe(id, resolve));
+  const heard = new Promise<number>((resolve) => journal.subscribe(id, { appended: resolve }));
   await journal.append(id, [delta('over the shared subscriber')]);
   expect(await heard).toBe(0);
   const ours = String(await shared.commands.client('LIST'))

@@ -87,21 +87,21 @@ export function accessLog(logger: Logger): { middleware: RequestHandler; observe
   };
 
   /** WebSocket streams bypass express: their line comes from the stream's own report. */
-  const webSocketLine = (request: IncomingMessage, status: number, durationMs: number): Line => {
-    const { route, sessionId } = routeOf(new URL(request.url ?? '/', 'http://bridge.invalid').pathname);
-    return { method: request.method ?? 'GET', route, status, durationMs, principal: null, sessionId: sessionId ?? null, bytes: 0, transport: 'websocket' };
+  const webSocketLine = (method: string, path: string, status: number, durationMs: number): Line => {
+    const { route, sessionId } = routeOf(path);
+    return { method, route, status, durationMs, principal: null, sessionId: sessionId ?? null, bytes: 0, transport: 'websocket' };
   };
 
   const observer: ServerObserver = {
     streamClosed(summary) {
-      if (summary.transport === 'websocket') return write({ ...webSocketLine(summary.request, 101, summary.durationMs), events: summary.events });
+      if (summary.transport === 'websocket') return write({ ...webSocketLine('GET', summary.path, 101, summary.durationMs), events: summary.events });
       const line = pendingLines.get(summary.request);
       if (!line) return void summaries.set(summary.request, summary);
       pendingLines.delete(summary.request);
       write({ ...line, transport: summary.transport, events: summary.events });
     },
     streamRefused({ request, status }) {
-      write(webSocketLine(request, status, 0));
+      write(webSocketLine(request.method ?? 'GET', new URL(request.url ?? '/', 'http://bridge.invalid').pathname, status, 0));
     },
   };
   return { middleware, observer };

@@ -1,70 +1,121 @@
 import { StoreUnavailableError } from './errors.ts';
-import type { Journal, JournalLine } from './journal.ts';
+import type { Journal, JournalLine, TailListener } from './journal.ts';
 
 const PAGE = 256;
 
-export interface FollowOptions {
-  /** Absolute index of the first event to yield. */
+export interface FollowRange {
+  /** Absolute index of the first event to send. */
   from: number;
-  /** Stop after this index (inclusive); follow live appends forever when absent. */
+  /** Stop after this index (inclusive); follow live appends until closed when absent. */
   until?: number;
-  signal: AbortSignal;
+}
+
+/** Where a follower sends a session's lines: a stream's transport. */
+export interface FollowSink {
+  /**
+   * Takes the next page (every line there was when the follower read, up to 256, in order);
+   * false when the reader is full: nothing more is sent until `resume()`.
+   */
+  write(page: readonly JournalLine[]): boolean;
+  /** The follow is over: `until` was reached, or reading failed (`error`). Not called after `close()`. */
+  end(error?: unknown): void;
 }
 
 /**
- * Yields a session's journal lines in order from `from`, then live appends as they land.
- * Readers pull pages from the journal at their own pace, so a slow reader holds no queue in
- * memory: it simply reads further behind the tail.
+ * Sends a session's journal to one reader in order from `from`, then live appends as they land.
+ * Pulls pages from the journal at the reader's pace, so a slow reader holds no queue: it reads
+ * further behind the tail. Between appends it holds nothing but its place in the journal's
+ * listeners: no pending promise, no timer (unless the journal polls).
  */
-export async function* followJournal(journal: Journal, sessionId: string, options: FollowOptions): AsyncGenerator<JournalLine> {
-  for await (const page of followJournalPages(journal, sessionId, options)) yield* page;
-}
+export class JournalFollower implements TailListener {
+  readonly #journal: Journal;
+  readonly #sessionId: string;
+  readonly #sink: FollowSink;
+  readonly #until: number | undefined;
+  #cursor: number;
+  /** The newest tail an append notification announced. */
+  #knownTail = -1;
+  #reading = false;
+  #paused = false;
+  #closed = false;
+  #lost = false;
+  #poll: NodeJS.Timeout | undefined;
+  readonly #unsubscribe: () => void;
 
-/**
- * `followJournal` a page at a time (every line that was there when it read, up to 256), for
- * writers that send a page in one write.
- */
-export async function* followJournalPages(journal: Journal, sessionId: string, options: FollowOptions): AsyncGenerator<JournalLine[]> {
-  const { signal, until } = options;
-  let cursor = options.from;
-  let knownTail = -1;
-  let wake: (() => void) | undefined;
-  let lost = false;
-  const unsubscribe = journal.subscribe(
-    sessionId,
-    (tail) => {
-      knownTail = Math.max(knownTail, tail);
-      wake?.();
-    },
-    () => {
-      lost = true;
-      wake?.();
-    },
-  );
-  const onAbort = () => wake?.();
-  signal.addEventListener('abort', onAbort);
-  try {
-    while (!signal.aborted && (until === undefined || cursor <= until)) {
-      if (lost) throw new StoreUnavailableError('The session store connection dropped.');
-      const limit = until === undefined ? PAGE : Math.min(PAGE, until - cursor + 1);
-      const page = await journal.read(sessionId, cursor, limit);
-      if (page.length > 0) {
-        if (signal.aborted) return;
-        yield page;
-        cursor = page.at(-1)!.index + 1;
-        continue;
+  constructor(journal: Journal, sessionId: string, range: FollowRange, sink: FollowSink) {
+    this.#journal = journal;
+    this.#sessionId = sessionId;
+    this.#sink = sink;
+    this.#cursor = range.from;
+    this.#until = range.until;
+    this.#unsubscribe = journal.subscribe(sessionId, this);
+    void this.#pull();
+  }
+
+  /** After `write` answered false: the reader has room again. */
+  resume(): void {
+    this.#paused = false;
+    void this.#pull();
+  }
+
+  /** Stops following; the sink hears nothing more. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#poll);
+    this.#unsubscribe();
+  }
+
+  appended(tail: number): void {
+    if (tail > this.#knownTail) this.#knownTail = tail;
+    void this.#pull();
+  }
+
+  lost(): void {
+    this.#lost = true;
+    void this.#pull();
+  }
+
+  async #pull(): Promise<void> {
+    if (this.#reading || this.#paused || this.#closed) return;
+    this.#reading = true;
+    clearTimeout(this.#poll);
+    try {
+      while (!this.#closed && !this.#paused) {
+        if (this.#lost) throw new StoreUnavailableError('The session store connection dropped.');
+        const until = this.#until;
+        if (until !== undefined && this.#cursor > until) return this.#finish();
+        const limit = until === undefined ? PAGE : Math.min(PAGE, until - this.#cursor + 1);
+        const page = await this.#journal.read(this.#sessionId, this.#cursor, limit);
+        if (this.#closed) return;
+        if (page.length > 0) {
+          this.#cursor = page.at(-1)!.index + 1;
+          if (!this.#sink.write(page)) this.#paused = true;
+          // A full page may have more behind it; a short one reached the tail as it was when read.
+          if (page.length === limit) continue;
+        }
+        if (this.#cursor <= this.#knownTail) continue;
+        if (until !== undefined) return this.#finish();
+        break;
       }
-      if (cursor <= knownTail) continue;
-      if (until !== undefined) return;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        if (signal.aborted || lost || knownTail >= cursor) resolve();
-        else if (journal.pollIntervalMs) setTimeout(resolve, journal.pollIntervalMs).unref();
-      });
-      wake = undefined;
+    } catch (error) {
+      if (this.#closed) return;
+      this.close();
+      this.#sink.end(error);
+      return;
+    } finally {
+      this.#reading = false;
     }
-  } finally {
-    unsubscribe();
-    signal.removeEventListener('abort', onAbort);
+    // Caught up: wait for the next append notification, and look again when they can be lost.
+    const poll = this.#journal.pollIntervalMs;
+    if (poll && !this.#closed && !this.#paused) {
+      this.#poll = setTimeout(() => void this.#pull(), poll);
+      this.#poll.unref();
+    }
+  }
+
+  #finish(): void {
+    this.close();
+    this.#sink.end();
   }
 }

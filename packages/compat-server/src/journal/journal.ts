@@ -30,6 +30,14 @@ export interface JournalLine {
   line: string;
 }
 
+/** Who hears that a session's journal grew. */
+export interface TailListener {
+  /** After an append: the index of the session's last event now. */
+  appended(tail: number): void;
+  /** The store lost its notifications (its connection dropped): appends may go unheard. */
+  lost?(): void;
+}
+
 export interface AppendOptions {
   deliveryIds?: readonly string[];
   /** Written in the same transaction as the events, so neither is ever half-written. */
@@ -65,10 +73,10 @@ export interface Journal {
   /** Index of the last event, or -1 when there is none. */
   tail(sessionId: string): Promise<number>;
   /**
-   * Calls `listener` with the new tail after each append to the session, in any process sharing
-   * the store; `lost` when the store can no longer tell (its connection dropped).
+   * Tells `listener` the new tail after each append to the session, in any process sharing the
+   * store, and when the store can no longer tell (its connection dropped). Returns the unsubscribe.
    */
-  subscribe(sessionId: string, listener: (tail: number) => void, lost?: () => void): () => void;
+  subscribe(sessionId: string, listener: TailListener): () => void;
 
   close(): Promise<void>;
 }

@@ -1,8 +1,10 @@
+import type { TailListener } from './journal.ts';
+
 /** In-process fan-out of "the tail moved" notifications, per session. */
 export class TailListeners {
-  readonly #bySession = new Map<string, Set<(tail: number) => void>>();
+  readonly #bySession = new Map<string, Set<TailListener>>();
 
-  add(sessionId: string, listener: (tail: number) => void): () => void {
+  add(sessionId: string, listener: TailListener): () => void {
     let set = this.#bySession.get(sessionId);
     if (!set) this.#bySession.set(sessionId, (set = new Set()));
     set.add(listener);
@@ -15,6 +17,6 @@ export class TailListeners {
   notify(sessionId: string, tail: number): void {
     const set = this.#bySession.get(sessionId);
     if (!set) return;
-    for (const listener of [...set]) listener(tail);
+    for (const listener of [...set]) listener.appended(tail);
   }
 }

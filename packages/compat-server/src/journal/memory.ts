@@ -1,5 +1,5 @@
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
-import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
+import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord, type TailListener } from './journal.ts';
 import { TailListeners } from './listeners.ts';
 
 /** A journal that lives and dies with the process: for tests and throwaway runs. */
@@ -61,7 +61,7 @@ export class MemoryJournal implements Journal {
     return (this.#events.get(sessionId)?.length ?? 0) - 1;
   }
 
-  subscribe(sessionId: string, listener: (tail: number) => void): () => void {
+  subscribe(sessionId: string, listener: TailListener): () => void {
     return this.#listeners.add(sessionId, listener);
   }
 

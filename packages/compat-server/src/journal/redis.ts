@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
 import type { RedisConnections } from '../redis/connections.ts';
 import { SessionTakenOverError, storeCall } from './errors.ts';
-import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
+import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord, type TailListener } from './journal.ts';
 import { TailListeners } from './listeners.ts';
 import { RecentLines } from './recent-lines.ts';
 
@@ -162,10 +162,10 @@ export class RedisJournal implements Journal {
     return (await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
   }
 
-  subscribe(sessionId: string, listener: (tail: number) => void, lost?: () => void): () => void {
+  subscribe(sessionId: string, listener: TailListener): () => void {
     const channel = this.#key(`appended:${sessionId}`);
     // Notifications missed while the connection is down cannot be replayed: followers must end.
-    const stopLost = lost ? this.#connections.channels.onLost(lost) : () => undefined;
+    const stopLost = listener.lost ? this.#connections.channels.onLost(() => listener.lost!()) : () => undefined;
     const subscription = this.#subscriptions.get(channel) ?? {
       count: 0,
       unsubscribe: this.#connections.channels.listen(channel, (message) => this.#listeners.notify(sessionId, Number(message))),

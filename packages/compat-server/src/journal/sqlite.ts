@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
-import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord } from './journal.ts';
+import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord, type TailListener } from './journal.ts';
 import { GroupCommit } from './group-commit.ts';
 import { TailListeners } from './listeners.ts';
 import { RecentLines } from './recent-lines.ts';
@@ -166,7 +166,7 @@ export class SqliteJournal implements Journal {
     return this.#tailOf(sessionId);
   }
 
-  subscribe(sessionId: string, listener: (tail: number) => void): () => void {
+  subscribe(sessionId: string, listener: TailListener): () => void {
     return this.#listeners.add(sessionId, listener);
   }
 

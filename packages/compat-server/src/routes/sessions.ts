@@ -10,7 +10,7 @@ import type { Journal } from '../journal/journal.ts';
 import { RequestError } from '../session/errors.ts';
 import { newDeliveryId } from '../session/ids.ts';
 import type { Sessions } from '../session/sessions.ts';
-import { writeNdjsonStream, type StreamLifecycle, type StreamTimings } from '../stream/ndjson-stream.ts';
+import type { NdjsonStreams } from '../stream/ndjson-stream.ts';
 import { resolveStreamPlan } from '../stream/plan.ts';
 
 export interface SessionRoutesOptions {
@@ -18,8 +18,7 @@ export interface SessionRoutesOptions {
   journal: Journal;
   uploads: UploadPolicy;
   limits: RequestLimits;
-  stream: StreamTimings;
-  lifecycle: StreamLifecycle;
+  streams: NdjsonStreams;
 }
 
 /**
@@ -57,7 +56,7 @@ const accepted = (sessionId: string, deliveryId?: string): Answer => ({
 const acceptedOr = (status: 'accepted' | 'no_active_turn' | 'no_active_session', sessionId: string): Answer =>
   status === 'accepted' ? { status: 202, body: { ok: true, status, sessionId } } : { status: 200, body: { ok: true, status } };
 
-export function sessionRoutes({ sessions, journal, uploads, limits, stream, lifecycle }: SessionRoutesOptions): Router {
+export function sessionRoutes({ sessions, journal, uploads, limits, streams }: SessionRoutesOptions): Router {
   const router = Router();
 
   function post<K extends CommandKind>(path: string, route: CommandRoute<K>): void {
@@ -130,7 +129,10 @@ export function sessionRoutes({ sessions, journal, uploads, limits, stream, life
 
   router.get(ROUTES.stream, (async (request, response) => {
     const plan = await resolveStreamPlan(sessions, journal, sessionIdOf(request), request.query);
-    await writeNdjsonStream(journal, response, plan, stream, lifecycle);
+    streams.stream(response, plan);
+    // Express leaves its routers' `next` on the request, holding every router's state for as long
+    // as the response is open; a stream stays open for hours and needs none of it.
+    request.next = undefined;
   }) satisfies RequestHandler);
 
   return router;

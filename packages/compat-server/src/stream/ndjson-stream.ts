@@ -1,8 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { HEADERS, HEARTBEAT_LINE, isTerminal, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
-import { followJournalPages } from '../journal/follow.ts';
+import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
+import { JournalFollower, type FollowSink } from '../journal/follow.ts';
 import type { Journal, JournalLine } from '../journal/journal.ts';
+import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
+import { OpenStreams } from './open-streams.ts';
+import { ndjsonBytes } from './page-bytes.ts';
 import type { StreamPlan } from './plan.ts';
 
 export interface StreamTimings {
@@ -12,97 +16,132 @@ export interface StreamTimings {
   leaseMs: number;
 }
 
-/** What ends every open stream resumably (the server drains), and who hears about streams. */
-export interface StreamLifecycle {
-  shutdown: AbortSignal;
+export interface NdjsonStreamsOptions {
+  journal: Journal;
+  timings: StreamTimings;
   observer: ServerObserver;
+  logger: Logger;
 }
 
-/**
- * Writes a session's events as NDJSON: an opening newline, the journal from `from`, then live
- * appends, with heartbeats. Ends after a terminal event, at a bounded read's tail, when the
- * lease runs out, when the server drains, or when the client goes away. Ending for a lease or a
- * drain is resumable: the lease-ended line (for clients that understand it) makes the client
- * reconnect at its cursor at once; others reconnect after their back-off. Waits for `drain`, so
- * a slow reader costs no memory.
- */
-export async function writeNdjsonStream(
-  journal: Journal,
-  response: ServerResponse,
-  plan: StreamPlan,
-  timings: StreamTimings,
-  { shutdown, observer }: StreamLifecycle,
-): Promise<void> {
-  response.writeHead(200, {
-    'content-type': NDJSON_CONTENT_TYPE,
-    'cache-control': 'no-store, no-transform',
-    'x-accel-buffering': 'no',
-    [HEADERS.streamVersion]: STREAM_VERSION,
-    [HEADERS.streamFormat]: 'ndjson',
-    [HEADERS.sessionId]: plan.sessionId,
-    ...(plan.tail !== undefined ? { [HEADERS.streamTailIndex]: String(plan.tail) } : {}),
-  });
-  const stop = new AbortController();
-  const onClose = () => stop.abort();
-  response.on('close', onClose);
-  let lastWrite = Date.now();
-  const write = (chunk: string): boolean => {
-    lastWrite = Date.now();
-    return response.write(chunk);
-  };
-  const heartbeat = setInterval(() => {
-    if (Date.now() - lastWrite >= timings.heartbeatMs) write(HEARTBEAT_LINE);
-  }, Math.max(50, Math.floor(timings.heartbeatMs / 2)));
-  const endResumably = () => {
-    if (!response.writableEnded) response.end(plan.leased ? LEASE_ENDED_LINE : undefined);
-    stop.abort();
-  };
-  const lease = plan.leased ? setTimeout(endResumably, timings.leaseMs) : undefined;
-  if (shutdown.aborted) endResumably();
-  shutdown.addEventListener('abort', endResumably);
-  const opened = Date.now();
-  let events = 0;
-  observer.streamOpened?.('ndjson');
-  try {
-    write(HEARTBEAT_LINE);
-    const pages = followJournalPages(journal, plan.sessionId, {
-      from: plan.from,
-      signal: stop.signal,
-      ...(plan.until !== undefined ? { until: plan.until } : {}),
-    });
-    // One write per page: one chunk of joined lines (node:http already corks each response's
-    // socket until the next tick, so the pages of one tick leave in one writev).
-    for await (const page of pages) {
-      const end = page.findIndex((line) => isTerminal(line.type));
-      events += end === -1 ? page.length : end + 1;
-      if (!write(joinLines(page, end === -1 ? page.length : end + 1))) await drained(response, stop.signal);
-      if (end !== -1) break;
-    }
-  } finally {
-    clearInterval(heartbeat);
-    clearTimeout(lease);
-    shutdown.removeEventListener('abort', endResumably);
-    observer.streamClosed?.({ transport: 'ndjson', sessionId: plan.sessionId, events, durationMs: Date.now() - opened, request: response.req });
-    response.off('close', onClose);
-    stop.abort();
-    if (!response.writableEnded) response.end();
+/** Every NDJSON session stream of one server: opens them, and ends them all when it drains. */
+export class NdjsonStreams {
+  readonly options: NdjsonStreamsOptions;
+  readonly open: OpenStreams<NdjsonStream>;
+  #draining = false;
+
+  constructor(options: NdjsonStreamsOptions) {
+    this.options = options;
+    this.open = new OpenStreams(Math.max(50, Math.floor(options.timings.heartbeatMs / 2)));
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** Starts writing the stream `plan` describes to `response`; it runs until one of its ends. */
+  stream(response: ServerResponse, plan: StreamPlan): void {
+    new NdjsonStream(this, response, plan);
+  }
+
+  /** The server drains: every stream ends resumably now, and any opened later at once. */
+  endAll(): void {
+    this.#draining = true;
+    for (const stream of this.open.all()) stream.endResumably();
   }
 }
 
-function joinLines(page: readonly JournalLine[], count: number): string {
-  let text = '';
-  for (let i = 0; i < count; i++) text += page[i]!.line;
-  return text;
-}
+/**
+ * A session's events as NDJSON: an opening newline, the journal from `from`, then live appends,
+ * with heartbeats. Ends after a terminal event, at a bounded read's tail, when the lease runs
+ * out, when the server drains, or when the client goes away. Ending for a lease or a drain is
+ * resumable: the lease-ended line (for clients that understand it) makes the client reconnect at
+ * its cursor at once; others reconnect after their back-off. Waits for `drain`, so a slow reader
+ * costs no memory.
+ */
+class NdjsonStream implements FollowSink {
+  readonly #streams: NdjsonStreams;
+  readonly #response: ServerResponse;
+  readonly #plan: StreamPlan;
+  readonly #opened = Date.now();
+  readonly #follower: JournalFollower;
+  readonly #lease: NodeJS.Timeout | undefined;
+  #lastWrite = 0;
+  #events = 0;
 
-function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    response.on('drain', done);
-    signal.addEventListener('abort', done);
-  });
+  constructor(streams: NdjsonStreams, response: ServerResponse, plan: StreamPlan) {
+    this.#streams = streams;
+    this.#response = response;
+    this.#plan = plan;
+    response.writeHead(200, {
+      'content-type': NDJSON_CONTENT_TYPE,
+      'cache-control': 'no-store, no-transform',
+      'x-accel-buffering': 'no',
+      [HEADERS.streamVersion]: STREAM_VERSION,
+      [HEADERS.streamFormat]: 'ndjson',
+      [HEADERS.sessionId]: plan.sessionId,
+      ...(plan.tail !== undefined ? { [HEADERS.streamTailIndex]: String(plan.tail) } : {}),
+    });
+    response.on('close', this.#closed);
+    streams.options.observer.streamOpened?.('ndjson');
+    streams.open.add(this);
+    this.#write(HEARTBEAT_LINE);
+    this.#lease = plan.leased ? setTimeout(() => this.endResumably(), streams.options.timings.leaseMs) : undefined;
+    this.#follower = new JournalFollower(streams.options.journal, plan.sessionId, plan, this);
+    if (streams.draining) this.endResumably();
+  }
+
+  write(page: readonly JournalLine[]): boolean {
+    if (this.#response.writableEnded) return false;
+    const terminal = page.findIndex((line) => isTerminal(line.type));
+    const count = terminal === -1 ? page.length : terminal + 1;
+    this.#events += count;
+    const room = this.#write(ndjsonBytes(page, count));
+    if (terminal !== -1) {
+      this.#end();
+      return false;
+    }
+    if (!room) this.#response.once('drain', () => this.#follower.resume());
+    return room;
+  }
+
+  end(error?: unknown): void {
+    if (error !== undefined) {
+      const { logger } = this.#streams.options;
+      if (refusalOf(error) === STORE_UNAVAILABLE) logger.warn({ err: error, path: this.#response.req.url }, 'session store unavailable; stream ended');
+      else logger.error({ err: error, path: this.#response.req.url }, 'stream failed');
+    }
+    this.#end();
+  }
+
+  beat(now: number): void {
+    if (now - this.#lastWrite >= this.#streams.options.timings.heartbeatMs) this.#write(HEARTBEAT_LINE);
+  }
+
+  endResumably(): void {
+    this.#end(this.#plan.leased ? LEASE_ENDED_LINE : undefined);
+  }
+
+  #write(chunk: string | Buffer): boolean {
+    this.#lastWrite = Date.now();
+    return this.#response.write(chunk);
+  }
+
+  #end(last?: string): void {
+    this.#follower?.close();
+    if (!this.#response.writableEnded) this.#response.end(last);
+  }
+
+  /** The response is over, however it ended (`end()` or the client going away). */
+  readonly #closed = (): void => {
+    this.#follower.close();
+    clearTimeout(this.#lease);
+    this.#streams.open.delete(this);
+    this.#streams.options.observer.streamClosed?.({
+      transport: 'ndjson',
+      sessionId: this.#plan.sessionId,
+      events: this.#events,
+      durationMs: Date.now() - this.#opened,
+      request: this.#response.req,
+    });
+  };
 }

@@ -2,47 +2,20 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { CorsOptions } from 'cors';
-import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  BEARER_PROTOCOL_PREFIX,
-  CLOSE_CODES,
-  ERRORS,
-  EVE_BASE_PATH,
-  ROUTES,
-  TAIL_INDEX_CONTROL,
-  WEBSOCKET_PROTOCOL,
-  isTerminal,
-  type ErrorCode,
-} from '@eve-flue/eve-protocol';
+import { WebSocketServer } from 'ws';
+import { BEARER_PROTOCOL_PREFIX, CLOSE_CODES, EVE_BASE_PATH, ROUTES, WEBSOCKET_PROTOCOL } from '@eve-flue/eve-protocol';
 import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { refuse } from '../http/raw-response.ts';
 import { MISDIRECTED, type Site } from '../http/site.ts';
-import { followJournalPages } from '../journal/follow.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
 import { resolveStreamPlan, type StreamAccess, type StreamPlan } from './plan.ts';
-import { TickCork } from './tick-cork.ts';
-import { textFrameOf } from './websocket-frames.ts';
-
-/** Limits of WebSocket streams (`CompatServerOptions['stream']`). */
-export interface WebSocketStreamLimits {
-  /**
-   * Bytes a WebSocket stream may hold queued for one reader (its socket's `writableLength`) before it waits
-   * for them to reach the socket. Default: 1 MiB.
-   */
-  maxBufferedBytes: number;
-  /**
-   * How long a WebSocket reader over `maxBufferedBytes` gets to drain before it is closed with
-   * 4008 and told the index to resume at. Default: 5 s.
-   */
-  slowReaderGraceMs: number;
-}
-
-export const DEFAULT_WEBSOCKET_LIMITS: WebSocketStreamLimits = { maxBufferedBytes: 1024 * 1024, slowReaderGraceMs: 5_000 };
+import { OpenStreams } from './open-streams.ts';
+import { WebSocketStream, type WebSocketStreamContext, type WebSocketStreamLimits } from './websocket-stream.ts';
 
 export interface WebSocketStreamsOptions {
   sessions: StreamAccess;
@@ -90,6 +63,14 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     handleProtocols: (protocols) => (protocols.has(WEBSOCKET_PROTOCOL) ? WEBSOCKET_PROTOCOL : false),
   });
   let closing = false;
+  const context: WebSocketStreamContext = {
+    journal,
+    timings,
+    observer,
+    logger,
+    open: new OpenStreams(Math.max(50, Math.floor(timings.heartbeatMs / 2))),
+    onError: (error) => logger.debug({ err: error }, 'websocket error'),
+  };
 
   /** Upgrades the request, or answers it with an error: then resolves with that status. */
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<number | undefined> {
@@ -129,80 +110,8 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     }
     if (socket.destroyed) return;
     if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
-    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, socket, plan, path, request));
+    wss.handleUpgrade(request, socket, head, (ws) => new WebSocketStream(context, ws, socket, plan, path));
     return undefined;
-  }
-
-  function serve(ws: WebSocket, socket: Duplex, plan: StreamPlan, path: string, request: IncomingMessage): void {
-    const stop = new AbortController();
-    const opened = Date.now();
-    const sent = { events: 0 };
-    observer.streamOpened?.('websocket');
-    let answered = true;
-    const heartbeat = setInterval(() => {
-      if (!answered) {
-        logger.info({ path }, 'websocket peer missed a pong; terminating');
-        ws.terminate();
-        return;
-      }
-      answered = false;
-      ws.ping();
-    }, timings.heartbeatMs);
-    ws.on('pong', () => {
-      answered = true;
-    });
-    ws.on('error', (error) => logger.debug({ err: error, path }, 'websocket error'));
-    ws.on('close', () => {
-      clearInterval(heartbeat);
-      stop.abort();
-      observer.streamClosed?.({ transport: 'websocket', sessionId: plan.sessionId, events: sent.events, durationMs: Date.now() - opened, request });
-    });
-    logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
-    pump(ws, socket, plan, path, stop.signal, sent).catch((error: unknown) => {
-      // 1013 (try again later) when the store is down, else 1011; either way, resume from the cursor.
-      const unavailable = refusalOf(error) === STORE_UNAVAILABLE;
-      if (unavailable) logger.warn({ err: error, path }, 'session store unavailable; websocket stream closed');
-      else logger.error({ err: error, path }, 'websocket stream failed');
-      const code: ErrorCode = unavailable ? 'service_unavailable' : 'internal_error';
-      if (ws.readyState === ws.OPEN) ws.close(ERRORS[code].closeCode, unavailable ? 'store unavailable' : 'stream failed');
-    });
-  }
-
-  /**
-   * Writes the session's lines as text frames straight to the socket: each line framed once for
-   * every reader (`textFrameOf`), a page's frames in one write, and back-pressure by the socket's
-   * own buffer. `ws` still does the handshake, pings and closing.
-   */
-  async function pump(ws: WebSocket, socket: Duplex, plan: StreamPlan, path: string, signal: AbortSignal, sent: { events: number }): Promise<void> {
-    if (plan.tail !== undefined) ws.send(JSON.stringify({ $eve: TAIL_INDEX_CONTROL, version: 1, tailIndex: plan.tail }));
-    const pages = followJournalPages(journal, plan.sessionId, {
-      from: plan.from,
-      signal,
-      ...(plan.until !== undefined ? { until: plan.until } : {}),
-    });
-    const cork = new TickCork(socket);
-    let ended = false;
-    for await (const page of pages) {
-      if (ws.readyState !== ws.OPEN) return;
-      cork.hold();
-      const end = page.findIndex((line) => isTerminal(line.type));
-      const last = end === -1 ? page.length - 1 : end;
-      for (let i = 0; i < last; i++) socket.write(textFrameOf(page[i]!));
-      const flushed = writeFrame(socket, textFrameOf(page[last]!));
-      sent.events += last + 1;
-      if (end !== -1) {
-        ended = true;
-        break;
-      }
-      if (socket.writableLength > timings.maxBufferedBytes && !(await settlesWithin(flushed, timings.slowReaderGraceMs, signal))) {
-        if (signal.aborted || ws.readyState !== ws.OPEN) return;
-        const resumeAt = page[last]!.index + 1;
-        logger.info({ path, resumeAt, bufferedAmount: socket.writableLength }, 'slow websocket reader cut off');
-        ws.close(CLOSE_CODES.slowReader, `slow reader: resume at startIndex=${resumeAt}`);
-        return;
-      }
-    }
-    if (ws.readyState === ws.OPEN && !signal.aborted) ws.close(CLOSE_CODES.normal, ended ? 'session ended' : 'tail reached');
   }
 
   return {
@@ -328,25 +237,4 @@ function staticOriginAllows(allowed: StaticOrigin, origin: string): boolean {
   if (typeof allowed === 'boolean') return allowed;
   if (typeof allowed === 'string') return allowed === '*' || allowed === origin;
   return allowed.test(origin);
-}
-
-/** Writes a frame; resolves true once it reached the socket, false if it never will. */
-function writeFrame(socket: Duplex, frame: Buffer): Promise<boolean> {
-  return new Promise((resolve) => socket.write(frame, (error) => resolve(!error)));
-}
-
-/** True if `flushed` resolves true within `ms`; false on timeout, failure or abort. */
-function settlesWithin(flushed: Promise<boolean>, ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (value: boolean) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      resolve(value);
-    };
-    const onAbort = () => done(false);
-    const timer = setTimeout(() => done(false), ms);
-    signal.addEventListener('abort', onAbort);
-    if (signal.aborted) done(false);
-    flushed.then(done);
-  });
 }

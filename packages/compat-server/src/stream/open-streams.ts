@@ -1,0 +1,49 @@
+/** What the registry asks of each open stream. */
+export interface Heartbeating {
+  /** Called every sweep: send a heartbeat if the stream has been silent, drop a peer that stopped answering. */
+  beat(now: number): void;
+}
+
+/**
+ * The open streams of one transport, and one timer for all their heartbeats (instead of one per
+ * stream: an idle stream holds no timer of its own). The timer runs only while a stream is open.
+ */
+export class OpenStreams<S extends Heartbeating> {
+  readonly #streams = new Set<S>();
+  readonly #sweepMs: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(sweepMs: number) {
+    this.#sweepMs = sweepMs;
+  }
+
+  add(stream: S): void {
+    this.#streams.add(stream);
+    if (!this.#timer) {
+      this.#timer = setInterval(this.#sweep, this.#sweepMs);
+      this.#timer.unref();
+    }
+  }
+
+  delete(stream: S): void {
+    this.#streams.delete(stream);
+    if (this.#streams.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  /** Every open stream; safe to close them while iterating. */
+  all(): S[] {
+    return [...this.#streams];
+  }
+
+  readonly #sweep = (): void => {
+    const now = Date.now();
+    for (const stream of this.#streams) stream.beat(now);
+  };
+}

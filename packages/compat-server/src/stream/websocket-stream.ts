@@ -1,0 +1,156 @@
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
+import { CLOSE_CODES, ERRORS, isTerminal, TAIL_INDEX_CONTROL, type ErrorCode } from '@eve-flue/eve-protocol';
+import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
+import { JournalFollower, type FollowSink } from '../journal/follow.ts';
+import type { Journal, JournalLine } from '../journal/journal.ts';
+import type { Logger } from '../logger.ts';
+import type { ServerObserver } from '../observer.ts';
+import type { StreamTimings } from './ndjson-stream.ts';
+import type { OpenStreams } from './open-streams.ts';
+import { textFrames } from './page-bytes.ts';
+import type { StreamPlan } from './plan.ts';
+
+/** Limits of WebSocket streams (`CompatServerOptions['stream']`). */
+export interface WebSocketStreamLimits {
+  /**
+   * Bytes a WebSocket stream may hold queued for one reader (its socket's `writableLength`) before it waits
+   * for them to reach the socket. Default: 1 MiB.
+   */
+  maxBufferedBytes: number;
+  /**
+   * How long a WebSocket reader over `maxBufferedBytes` gets to drain before it is closed with
+   * 4008 and told the index to resume at. Default: 5 s.
+   */
+  slowReaderGraceMs: number;
+}
+
+export const DEFAULT_WEBSOCKET_LIMITS: WebSocketStreamLimits = { maxBufferedBytes: 1024 * 1024, slowReaderGraceMs: 5_000 };
+
+/** What every WebSocket stream of a server shares. */
+export interface WebSocketStreamContext {
+  journal: Journal;
+  timings: StreamTimings & WebSocketStreamLimits;
+  open: OpenStreams<WebSocketStream>;
+  observer: ServerObserver;
+  logger: Logger;
+  /** Every stream's `ws` error listener (one for all: a peer's protocol errors are only worth a debug line). */
+  onError: (error: Error) => void;
+}
+
+/**
+ * One upgraded session stream: the session's lines as text frames written straight to the
+ * socket, each page framed once for every reader (`textFrames`) and sent in one write, with
+ * back-pressure by the socket's own buffer. `ws` still does the handshake, pings and closing.
+ */
+export class WebSocketStream implements FollowSink {
+  readonly #context: WebSocketStreamContext;
+  readonly #ws: WebSocket;
+  readonly #socket: Duplex;
+  readonly #sessionId: string;
+  readonly #path: string;
+  readonly #opened = Date.now();
+  readonly #follower: JournalFollower;
+  #events = 0;
+  /** The index after the last line sent: where a reader cut off resumes. */
+  #next: number;
+  #lastPing = Date.now();
+  #answered = true;
+  #grace: NodeJS.Timeout | undefined;
+
+  constructor(context: WebSocketStreamContext, ws: WebSocket, socket: Duplex, plan: StreamPlan, path: string) {
+    this.#context = context;
+    this.#ws = ws;
+    this.#socket = socket;
+    this.#sessionId = plan.sessionId;
+    this.#path = path;
+    this.#next = plan.from;
+    ws.on('pong', this.#pong);
+    ws.on('error', context.onError);
+    ws.on('close', this.#closed);
+    context.observer.streamOpened?.('websocket');
+    context.open.add(this);
+    context.logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
+    if (plan.tail !== undefined) ws.send(JSON.stringify({ $eve: TAIL_INDEX_CONTROL, version: 1, tailIndex: plan.tail }));
+    this.#follower = new JournalFollower(context.journal, plan.sessionId, plan, this);
+  }
+
+  write(page: readonly JournalLine[]): boolean {
+    if (this.#ws.readyState !== this.#ws.OPEN) {
+      this.#follower.close();
+      return false;
+    }
+    const terminal = page.findIndex((line) => isTerminal(line.type));
+    const count = terminal === -1 ? page.length : terminal + 1;
+    this.#socket.write(textFrames(page, count));
+    this.#events += count;
+    this.#next = page[count - 1]!.index + 1;
+    if (terminal !== -1) {
+      this.#follower.close();
+      this.#ws.close(CLOSE_CODES.normal, 'session ended');
+      return false;
+    }
+    if (this.#socket.writableLength <= this.#context.timings.maxBufferedBytes) return true;
+    // Over the limit: wait for the socket to drain, for a while.
+    const drained = () => {
+      clearTimeout(this.#grace);
+      this.#follower.resume();
+    };
+    this.#socket.once('drain', drained);
+    this.#grace = setTimeout(() => {
+      this.#socket.off('drain', drained);
+      this.#cutOff();
+    }, this.#context.timings.slowReaderGraceMs);
+    return false;
+  }
+
+  end(error?: unknown): void {
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    if (error === undefined) return this.#ws.close(CLOSE_CODES.normal, 'tail reached');
+    // 1013 (try again later) when the store is down, else 1011; either way, resume from the cursor.
+    const { logger } = this.#context;
+    const unavailable = refusalOf(error) === STORE_UNAVAILABLE;
+    if (unavailable) logger.warn({ err: error, path: this.#path }, 'session store unavailable; websocket stream closed');
+    else logger.error({ err: error, path: this.#path }, 'websocket stream failed');
+    const code: ErrorCode = unavailable ? 'service_unavailable' : 'internal_error';
+    this.#ws.close(ERRORS[code].closeCode, unavailable ? 'store unavailable' : 'stream failed');
+  }
+
+  /** Pings every `heartbeatMs`; a peer that did not answer the last ping is gone. */
+  beat(now: number): void {
+    if (now - this.#lastPing < this.#context.timings.heartbeatMs) return;
+    if (!this.#answered) {
+      this.#context.logger.info({ path: this.#path }, 'websocket peer missed a pong; terminating');
+      this.#ws.terminate();
+      return;
+    }
+    this.#answered = false;
+    this.#lastPing = now;
+    this.#ws.ping();
+  }
+
+  readonly #pong = (): void => {
+    this.#answered = true;
+  };
+
+  #cutOff(): void {
+    this.#follower.close();
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    const resumeAt = this.#next;
+    this.#context.logger.info({ path: this.#path, resumeAt, bufferedAmount: this.#socket.writableLength }, 'slow websocket reader cut off');
+    this.#ws.close(CLOSE_CODES.slowReader, `slow reader: resume at startIndex=${resumeAt}`);
+  }
+
+  readonly #closed = (): void => {
+    this.#follower.close();
+    clearTimeout(this.#grace);
+    this.#context.open.delete(this);
+    this.#context.observer.streamClosed?.({
+      transport: 'websocket',
+      sessionId: this.#sessionId,
+      events: this.#events,
+      durationMs: Date.now() - this.#opened,
+      path: this.#path,
+    });
+  };
+}
