@@ -3,8 +3,8 @@
  * over WebSocket, against bare writers doing the least possible work, in the same run: per
  * transport a naive one (one write per event per reader) and a corked one (each tick's events
  * in one write per reader: joined lines for node:http, frames under one cork for ws), the
- * socket's limit. Every writer gets the same 64 events a tick. The readers run in a process of
- * their own (bench/fanout-readers.ts).
+ * socket's limit. Every writer gets the same 64 events a tick. The readers run in processes of
+ * their own and do the least their transport allows (bench/fanout-readers.ts).
  * Run: pnpm bench (or node bench/fanout.ts [events] [readers]).
  */
 import { fork } from 'node:child_process';
@@ -37,7 +37,7 @@ async function listen(server: ReturnType<typeof createServer>): Promise<string> 
 
 const PER_TICK = 64;
 
-/** Reader processes: parsing frames costs a ws client more than counting lines costs an NDJSON one. */
+/** Reader processes, so that the readers are not what limits the writers. */
 const READER_PROCESSES = 2;
 
 /** Starts the readers (bench/fanout-readers.ts) once they are all open; `done` when each has every event. */
@@ -46,7 +46,16 @@ async function readersOf(url: string, transport: 'ndjson' | 'websocket'): Promis
     const share = Math.floor(READERS / READER_PROCESSES) + (i < READERS % READER_PROCESSES ? 1 : 0);
     return fork(fileURLToPath(new URL('./fanout-readers.ts', import.meta.url)), [url, transport, String(share), String(EVENTS)]);
   });
-  await Promise.all(processes.map((p) => once(p, 'message')));
+  // A reader process that fails (e.g. out of local ports) exits before it says `open`: stop, do not wait.
+  await Promise.all(
+    processes.map(
+      (p) =>
+        new Promise((resolve, reject) => {
+          p.once('message', resolve);
+          p.once('exit', (code) => reject(new Error(`a reader process exited (code ${code}) before its readers were open`)));
+        }),
+    ),
+  );
   const finished = processes.map((p) => {
     const exited = once(p, 'exit');
     return once(p, 'message').then(() => exited);

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { request, type IncomingMessage } from 'node:http';
 
 /** Opens `count` streaming GETs and resolves once every response has started. */
@@ -51,15 +52,75 @@ export async function openWebSocketReaders(url: string, count: number): Promise<
   );
 }
 
-/** Resolves when a WebSocket reader has received `frames` messages. */
-export function countFrames(socket: import('ws').WebSocket, frames: number): Promise<void> {
+/**
+ * Opens `count` WebSocket readers without a client library: the handshake by hand, then the raw
+ * socket, for readers that only count frames (as NDJSON readers only count newlines), so that a
+ * client library's per-message work does not stand in for the server's.
+ */
+export async function openRawWebSocketReaders(url: string, count: number): Promise<{ socket: Duplex; head: Buffer }[]> {
+  const { randomBytes } = await import('node:crypto');
+  const httpUrl = url.replace(/^ws/, 'http');
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<{ socket: Duplex; head: Buffer }>((resolve, reject) => {
+          const req = request(httpUrl, {
+            agent: false,
+            headers: {
+              connection: 'Upgrade',
+              upgrade: 'websocket',
+              'sec-websocket-key': randomBytes(16).toString('base64'),
+              'sec-websocket-version': '13',
+              'sec-websocket-protocol': 'eve.v1',
+            },
+          });
+          req.on('upgrade', (_response, socket, head) => resolve({ socket, head }));
+          req.on('response', (response) => reject(new Error(`no upgrade: ${response.statusCode}`)));
+          req.on('error', reject);
+          req.end();
+        }),
+    ),
+  );
+}
+
+/** Resolves when a raw WebSocket reader has received `frames` whole text frames (server frames are unmasked). */
+export function countRawFrames({ socket, head }: { socket: Duplex; head: Buffer }, frames: number): Promise<void> {
   return new Promise((resolve) => {
     let seen = 0;
-    socket.on('message', () => {
-      if (++seen >= frames) {
-        resolve();
-        socket.terminate();
+    let payloadLeft = 0;
+    let inText = false;
+    let partial: Buffer | undefined;
+    const onData = (data: Buffer) => {
+      const chunk = partial ? Buffer.concat([partial, data]) : data;
+      partial = undefined;
+      let at = 0;
+      while (at < chunk.length) {
+        if (payloadLeft > 0) {
+          const taken = Math.min(payloadLeft, chunk.length - at);
+          payloadLeft -= taken;
+          at += taken;
+          if (payloadLeft === 0 && inText) seen += 1;
+        } else {
+          const short = chunk[at + 1]! & 0x7f;
+          const headerBytes = short === 126 ? 4 : short === 127 ? 10 : 2;
+          if (chunk.length - at < headerBytes) {
+            partial = chunk.subarray(at);
+            break;
+          }
+          inText = (chunk[at]! & 0x0f) === 1;
+          payloadLeft = short === 126 ? chunk.readUInt16BE(at + 2) : short === 127 ? Number(chunk.readBigUInt64BE(at + 2)) : short;
+          at += headerBytes;
+          if (payloadLeft === 0 && inText) seen += 1;
+        }
+        if (seen >= frames) {
+          resolve();
+          socket.destroy();
+          return;
+        }
       }
-    });
+    };
+    socket.on('data', onData);
+    if (head.length > 0) onData(head);
   });
 }

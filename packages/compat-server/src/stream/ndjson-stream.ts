@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { HEADERS, HEARTBEAT_LINE, isTerminal, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
+import { HEADERS, HEARTBEAT_LINE, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { JournalFollower, type FollowSink } from '../journal/follow.ts';
 import type { Journal, JournalLine } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
 import { OpenStreams } from './open-streams.ts';
-import { ndjsonBytes } from './page-bytes.ts';
+import { ndjsonBytes, sentPage } from './page-bytes.ts';
 import type { StreamPlan } from './plan.ts';
 
 export interface StreamTimings {
@@ -92,11 +92,10 @@ class NdjsonStream implements FollowSink {
 
   write(page: readonly JournalLine[]): boolean {
     if (this.#response.writableEnded) return false;
-    const terminal = page.findIndex((line) => isTerminal(line.type));
-    const count = terminal === -1 ? page.length : terminal + 1;
-    this.#events += count;
-    const room = this.#write(ndjsonBytes(page, count));
-    if (terminal !== -1) {
+    const sent = sentPage(page);
+    this.#events += sent.count;
+    const room = this.#write(ndjsonBytes(sent));
+    if (sent.ends) {
       this.#end();
       return false;
     }

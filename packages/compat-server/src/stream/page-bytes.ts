@@ -1,33 +1,40 @@
+import { isTerminal } from '@eve-flue/eve-protocol';
 import type { JournalLine } from '../journal/journal.ts';
 
 /**
- * A page of journal lines as each transport sends it, built once for every reader that sends
- * the same page in the same tick (the readers of a session all read the page an append woke
- * them for), then dropped: nothing is cached past the tick.
+ * A page of journal lines as a stream sends it: the lines up to and including the first
+ * terminal event (after which a stream ends), and those lines as each transport writes them.
+ * Built once for every reader that sends the same page in the same tick (the readers of a
+ * session all read the page an append woke them for), then dropped: nothing outlives the tick.
  */
-interface Built {
+export interface SentPage {
+  /** The lines to send: the whole page, or up to its first terminal event. */
   count: number;
+  /** The last of them is terminal: the stream ends after it. */
+  ends: boolean;
+  lines: readonly JournalLine[];
   ndjson?: Buffer;
   frames?: Buffer;
 }
 
-const thisTick = new Map<JournalLine, Built>();
+const thisTick = new Map<JournalLine, SentPage>();
 const forget = () => thisTick.clear();
 
-function builtFor(page: readonly JournalLine[], count: number): Built {
+export function sentPage(page: readonly JournalLine[]): SentPage {
   const first = page[0]!;
-  let built = thisTick.get(first);
-  if (built?.count !== count) {
+  let sent = thisTick.get(first);
+  if (sent?.lines.length !== page.length) {
     if (thisTick.size === 0) setImmediate(forget);
-    built = { count };
-    thisTick.set(first, built);
+    const terminal = page.findIndex((line) => isTerminal(line.type));
+    sent = { count: terminal === -1 ? page.length : terminal + 1, ends: terminal !== -1, lines: page };
+    thisTick.set(first, sent);
   }
-  return built;
+  return sent;
 }
 
-/** The first `count` lines of `page`, joined: one NDJSON chunk. */
-export function ndjsonBytes(page: readonly JournalLine[], count: number): Buffer {
-  const built = builtFor(page, count);
+/** The page's lines to send, joined: one NDJSON chunk. */
+export function ndjsonBytes(built: SentPage): Buffer {
+  const { lines: page, count } = built;
   if (!built.ndjson) {
     let text = '';
     for (let i = 0; i < count; i++) text += page[i]!.line;
@@ -37,11 +44,11 @@ export function ndjsonBytes(page: readonly JournalLine[], count: number): Buffer
 }
 
 /**
- * The first `count` lines of `page` as consecutive unmasked text frames (RFC 6455 §5.2), each
- * line without its newline: what `ws.send` would write for each, framed once for every reader.
+ * The page's lines to send as consecutive unmasked text frames (RFC 6455 §5.2), each line
+ * without its newline: what `ws.send` would write for each, framed once for every reader.
  */
-export function textFrames(page: readonly JournalLine[], count: number): Buffer {
-  const built = builtFor(page, count);
+export function textFrames(built: SentPage): Buffer {
+  const { lines: page, count } = built;
   if (!built.frames) {
     let size = 0;
     const lengths = new Array<number>(count);

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES, ERRORS, isTerminal, TAIL_INDEX_CONTROL, type ErrorCode } from '@eve-flue/eve-protocol';
+import { CLOSE_CODES, ERRORS, TAIL_INDEX_CONTROL, type ErrorCode } from '@eve-flue/eve-protocol';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { JournalFollower, type FollowSink } from '../journal/follow.ts';
 import type { Journal, JournalLine } from '../journal/journal.ts';
@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
 import type { OpenStreams } from './open-streams.ts';
-import { textFrames } from './page-bytes.ts';
+import { sentPage, textFrames } from './page-bytes.ts';
 import type { StreamPlan } from './plan.ts';
 
 /** Limits of WebSocket streams (`CompatServerOptions['stream']`). */
@@ -80,12 +80,11 @@ export class WebSocketStream implements FollowSink {
       this.#follower.close();
       return false;
     }
-    const terminal = page.findIndex((line) => isTerminal(line.type));
-    const count = terminal === -1 ? page.length : terminal + 1;
-    this.#socket.write(textFrames(page, count));
-    this.#events += count;
-    this.#next = page[count - 1]!.index + 1;
-    if (terminal !== -1) {
+    const sent = sentPage(page);
+    this.#socket.write(textFrames(sent));
+    this.#events += sent.count;
+    this.#next = page[sent.count - 1]!.index + 1;
+    if (sent.ends) {
       this.#follower.close();
       this.#ws.close(CLOSE_CODES.normal, 'session ended');
       return false;
