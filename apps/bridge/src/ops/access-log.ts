@@ -59,9 +59,9 @@ export function accessLog(logger: Logger): { middleware: RequestHandler; observe
       if (typeof chunk === 'string') bytes += Buffer.byteLength(chunk);
       else if (chunk instanceof Uint8Array) bytes += chunk.byteLength;
     };
-    response.write = function (this: typeof response, chunk: unknown, ...rest: unknown[]) {
+    response.write = function (this: typeof response, chunk: unknown, encoding?: unknown, callback?: unknown) {
       count(chunk);
-      return (rawWrite as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+      return (rawWrite as (...args: unknown[]) => boolean).call(this, chunk, encoding, callback);
     } as typeof response.write;
     response.end = function (this: typeof response, chunk?: unknown, ...rest: unknown[]) {
       if (typeof chunk !== 'function') count(chunk);

@@ -82,11 +82,17 @@ export class BridgeMetrics {
         stop();
       }
     };
+    // Each method bound once: readers call `read` for every page they send.
+    const bound = new Map<PropertyKey, unknown>([['append', append]]);
     return new Proxy(journal, {
       get(target, property) {
-        if (property === 'append') return append;
+        const known = bound.get(property);
+        if (known !== undefined) return known;
         const value = Reflect.get(target, property) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        if (typeof value !== 'function') return value;
+        const method = (value as (...a: unknown[]) => unknown).bind(target);
+        bound.set(property, method);
+        return method;
       },
     });
   }
