@@ -112,8 +112,9 @@ class NdjsonStream implements FollowSink {
     this.#end();
   }
 
+  /** The sweep sees a silence up to `sweepMs` late: a heartbeat goes out early enough that none lasts `heartbeatMs`. */
   beat(now: number): void {
-    if (now - this.#lastWrite >= this.#streams.options.timings.heartbeatMs) this.#write(HEARTBEAT_LINE);
+    if (now - this.#lastWrite >= this.#streams.options.timings.heartbeatMs - this.#streams.open.sweepMs) this.#write(HEARTBEAT_LINE);
   }
 
   endResumably(): void {

@@ -1,6 +1,6 @@
 /** What the registry asks of each open stream. */
 export interface Heartbeating {
-  /** Called every sweep: send a heartbeat if the stream has been silent, drop a peer that stopped answering. */
+  /** Called every `sweepMs`: send a heartbeat if the stream has been silent, drop a peer that stopped answering. */
   beat(now: number): void;
 }
 
@@ -10,17 +10,18 @@ export interface Heartbeating {
  */
 export class OpenStreams<S extends Heartbeating> {
   readonly #streams = new Set<S>();
-  readonly #sweepMs: number;
+  /** How often every stream's `beat` runs; a stream's silence is seen up to this late. */
+  readonly sweepMs: number;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(sweepMs: number) {
-    this.#sweepMs = sweepMs;
+    this.sweepMs = sweepMs;
   }
 
   add(stream: S): void {
     this.#streams.add(stream);
     if (!this.#timer) {
-      this.#timer = setInterval(this.#sweep, this.#sweepMs);
+      this.#timer = setInterval(this.#sweep, this.sweepMs);
       this.#timer.unref();
     }
   }
