@@ -86,6 +86,21 @@ test('after close the reader hears nothing more, and its listener is gone', asyn
   expect(indexes).toEqual([0, 1, 2]);
 });
 
+/** A journal whose reads come back short, as a cache of recent lines does when another instance appended. */
+class ShortReadJournal extends MemoryJournal {
+  override async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
+    return super.read(sessionId, from, Math.min(limit, 4));
+  }
+}
+
+test('a short page is not taken for the tail: the follower reads on until a read comes back empty', async () => {
+  const journal = new ShortReadJournal();
+  const id = await sessionWith(journal, 10);
+  const { indexes, end } = reader(journal, id, { from: 0, until: 9 });
+  expect(await end).toBeUndefined();
+  expect(indexes).toEqual(range(0, 9));
+});
+
 /** A journal whose notifications go missing, the way pub/sub loses them: it says so, and how often to look. */
 class ForgetfulJournal extends MemoryJournal {
   readonly pollIntervalMs = 10;

@@ -91,10 +91,11 @@ export class JournalFollower implements TailListener {
         if (page.length > 0) {
           this.#cursor = page.at(-1)!.index + 1;
           if (!this.#sink.write(page)) this.#paused = true;
-          // A full page may have more behind it; a short one reached the tail as it was when read.
-          if (page.length === limit) continue;
+          // Read on until a read comes back empty: a short page need not be the tail (a store's
+          // cache of recent lines misses what another instance appended).
+          continue;
         }
-        if (this.#cursor <= this.#knownTail) continue;
+        if (this.#cursor <= this.#knownTail || this.#lost) continue;
         if (until !== undefined) return this.#finish();
         break;
       }
@@ -115,6 +116,7 @@ export class JournalFollower implements TailListener {
   }
 
   #finish(): void {
+    if (this.#closed) return;
     this.close();
     this.#sink.end();
   }

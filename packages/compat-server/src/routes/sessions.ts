@@ -129,6 +129,8 @@ export function sessionRoutes({ sessions, journal, uploads, limits, streams }: S
 
   router.get(ROUTES.stream, (async (request, response) => {
     const plan = await resolveStreamPlan(sessions, journal, sessionIdOf(request), request.query);
+    // The client may have gone while the plan was read: its 'close' has fired already.
+    if (response.destroyed) return;
     streams.stream(response, plan);
     // Express leaves its routers' `next` on the request, holding every router's state for as long
     // as the response is open; a stream stays open for hours and needs none of it.

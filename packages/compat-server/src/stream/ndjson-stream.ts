@@ -122,12 +122,15 @@ class NdjsonStream implements FollowSink {
   }
 
   #write(chunk: string | Buffer): boolean {
+    if (this.#response.writableEnded) return false;
     this.#lastWrite = Date.now();
     return this.#response.write(chunk);
   }
 
   #end(last?: string): void {
     this.#follower?.close();
+    // Ended: no more heartbeats, and a drain no longer counts it (a slow reader may hold it open a while).
+    this.#streams.open.delete(this);
     if (!this.#response.writableEnded) this.#response.end(last);
   }
 

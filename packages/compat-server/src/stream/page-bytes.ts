@@ -53,7 +53,8 @@ export function textFrames(built: SentPage): Buffer {
     let size = 0;
     const lengths = new Array<number>(count);
     for (let i = 0; i < count; i++) {
-      const length = Buffer.byteLength(page[i]!.line) - 1;
+      const line = page[i]!.line;
+      const length = Buffer.byteLength(line) - (line.endsWith('\n') ? 1 : 0);
       lengths[i] = length;
       size += frameHeaderBytes(length) + length;
     }

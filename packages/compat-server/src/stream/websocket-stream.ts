@@ -15,7 +15,7 @@ import type { StreamPlan } from './plan.ts';
 export interface WebSocketStreamLimits {
   /**
    * Bytes a WebSocket stream may hold queued for one reader (its socket's `writableLength`) before it waits
-   * for them to reach the socket. Default: 1 MiB.
+   * for them to reach the socket; never less than the socket's own high-water mark (16 KiB). Default: 1 MiB.
    */
   maxBufferedBytes: number;
   /**
@@ -89,8 +89,8 @@ export class WebSocketStream implements FollowSink {
       this.#ws.close(CLOSE_CODES.normal, 'session ended');
       return false;
     }
-    if (this.#socket.writableLength <= this.#context.timings.maxBufferedBytes) return true;
-    // Over the limit: wait for the socket to drain, for a while.
+    // Over the limit, once the socket itself asks for a 'drain' (so that one will come): wait for it, for a while.
+    if (this.#socket.writableLength <= this.#context.timings.maxBufferedBytes || !this.#socket.writableNeedDrain) return true;
     const drained = () => {
       clearTimeout(this.#grace);
       this.#follower.resume();
@@ -115,9 +115,9 @@ export class WebSocketStream implements FollowSink {
     this.#ws.close(ERRORS[code].closeCode, unavailable ? 'store unavailable' : 'stream failed');
   }
 
-  /** Pings every `heartbeatMs`; a peer that did not answer the last ping is gone. */
+  /** Pings every `heartbeatMs` (the sweep sees it up to `sweepMs` late); a peer that did not answer the last ping is gone. */
   beat(now: number): void {
-    if (now - this.#lastPing < this.#context.timings.heartbeatMs) return;
+    if (now - this.#lastPing < this.#context.timings.heartbeatMs - this.#context.open.sweepMs) return;
     if (!this.#answered) {
       this.#context.logger.info({ path: this.#path }, 'websocket peer missed a pong; terminating');
       this.#ws.terminate();
