@@ -31,7 +31,7 @@ export class NdjsonStreams {
 
   constructor(options: NdjsonStreamsOptions) {
     this.options = options;
-    this.open = new OpenStreams(Math.max(50, Math.floor(options.timings.heartbeatMs / 2)));
+    this.open = new OpenStreams(options.timings.heartbeatMs);
   }
 
   get draining(): boolean {

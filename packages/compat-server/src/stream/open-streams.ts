@@ -6,7 +6,8 @@ export interface Heartbeating {
 
 /**
  * The open streams of one transport, and one timer for all their heartbeats (instead of one per
- * stream: an idle stream holds no timer of its own). The timer runs only while a stream is open.
+ * stream: an idle stream holds no timer of its own), sweeping every half `heartbeatMs` (at least
+ * every 50 ms). The timer runs only while a stream is open.
  */
 export class OpenStreams<S extends Heartbeating> {
   readonly #streams = new Set<S>();
@@ -14,8 +15,8 @@ export class OpenStreams<S extends Heartbeating> {
   readonly sweepMs: number;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(sweepMs: number) {
-    this.sweepMs = sweepMs;
+  constructor(heartbeatMs: number) {
+    this.sweepMs = Math.max(50, Math.floor(heartbeatMs / 2));
   }
 
   add(stream: S): void {
@@ -32,10 +33,6 @@ export class OpenStreams<S extends Heartbeating> {
       clearInterval(this.#timer);
       this.#timer = undefined;
     }
-  }
-
-  get size(): number {
-    return this.#streams.size;
   }
 
   /** Every open stream; safe to close them while iterating. */

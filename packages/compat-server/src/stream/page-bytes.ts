@@ -33,23 +33,23 @@ export function sentPage(page: readonly JournalLine[]): SentPage {
 }
 
 /** The page's lines to send, joined: one NDJSON chunk. */
-export function ndjsonBytes(built: SentPage): Buffer {
-  const { lines: page, count } = built;
-  if (!built.ndjson) {
+export function ndjsonBytes(sent: SentPage): Buffer {
+  const { lines: page, count } = sent;
+  if (!sent.ndjson) {
     let text = '';
     for (let i = 0; i < count; i++) text += page[i]!.line;
-    built.ndjson = Buffer.from(text);
+    sent.ndjson = Buffer.from(text);
   }
-  return built.ndjson;
+  return sent.ndjson;
 }
 
 /**
  * The page's lines to send as consecutive unmasked text frames (RFC 6455 §5.2), each line
  * without its newline: what `ws.send` would write for each, framed once for every reader.
  */
-export function textFrames(built: SentPage): Buffer {
-  const { lines: page, count } = built;
-  if (!built.frames) {
+export function textFrames(sent: SentPage): Buffer {
+  const { lines: page, count } = sent;
+  if (!sent.frames) {
     let size = 0;
     const lengths = new Array<number>(count);
     for (let i = 0; i < count; i++) {
@@ -64,9 +64,9 @@ export function textFrames(built: SentPage): Buffer {
       at = writeFrameHeader(frames, at, lengths[i]!);
       at += frames.write(page[i]!.line, at, lengths[i]!, 'utf8');
     }
-    built.frames = frames;
+    sent.frames = frames;
   }
-  return built.frames;
+  return sent.frames;
 }
 
 const frameHeaderBytes = (length: number) => (length < 126 ? 2 : length < 65_536 ? 4 : 10);

@@ -68,7 +68,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     timings,
     observer,
     logger,
-    open: new OpenStreams(Math.max(50, Math.floor(timings.heartbeatMs / 2))),
+    open: new OpenStreams(timings.heartbeatMs),
     onError: (error) => logger.debug({ err: error }, 'websocket error'),
   };
 
