@@ -46,7 +46,7 @@ function assertEveNamesOnly(journalFile: string): void {
   if (!existsSync(journalFile)) return;
   const db = new DatabaseSync(journalFile, { readOnly: true });
   try {
-    const leaks = db.prepare("SELECT session_id, type, line FROM events WHERE instr(line, 'mcp__') > 0 LIMIT 3").all();
+    const leaks = db.prepare("SELECT session_id, type, line FROM event_log WHERE instr(line, 'mcp__') > 0 LIMIT 3").all();
     if (leaks.length > 0) throw new Error(`events carry Flue tool names: ${JSON.stringify(leaks)}`);
   } finally {
     db.close();

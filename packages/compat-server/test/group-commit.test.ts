@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { SqliteJournal } from '@eve-flue/compat-server';
+import { SqliteJournal, type JournalLine } from '@eve-flue/compat-server';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import { GroupCommit, type GroupStore } from '../src/journal/group-commit.ts';
+import { INDEX_BATCH_ROWS } from '../src/journal/sqlite-event-log.ts';
 
 /** A store that logs what the scheduler does, and fails where told. */
 function loggingStore(fail: { write?: string; commit?: boolean } = {}) {
@@ -103,7 +104,7 @@ describe('the SQLite journal, group-committed', () => {
     for (const id of sessions) {
       journal.subscribe(id, {
         appended(tail) {
-          const row = other.prepare('SELECT COUNT(*) AS n FROM events WHERE session_id = ? AND idx <= ?').get(id, tail) as { n: number };
+          const row = other.prepare('SELECT COUNT(*) AS n FROM event_log WHERE session_id = ? AND idx <= ?').get(id, tail) as { n: number };
           seenByOther.push(row.n);
         },
       });
@@ -128,18 +129,57 @@ describe('the SQLite journal, group-committed', () => {
     await reopened.close();
   });
 
-  test('a file from before, with events keyed by session, keeps working', async () => {
+  const texts = (lines: JournalLine[]) => lines.map((l) => (JSON.parse(l.line) as { data: { messageDelta: string } }).data.messageDelta);
+
+  test.each([
+    ['keyed by session', 'CREATE TABLE events (session_id TEXT NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, idx)) WITHOUT ROWID;'],
+    [
+      'in insertion order',
+      'CREATE TABLE events (session_id TEXT NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL, line TEXT NOT NULL); CREATE UNIQUE INDEX events_by_session ON events (session_id, idx);',
+    ],
+  ])('a file from before, with one events table %s, moves into the log and keeps working', async (_layout, schema) => {
     const path = await file();
     const old = new DatabaseSync(path);
-    old.exec('CREATE TABLE events (session_id TEXT NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (session_id, idx)) WITHOUT ROWID;');
-    old.prepare('INSERT INTO events VALUES (?, ?, ?, ?)').run('ses_a', 0, 'message.appended', '{"old":true}\n');
+    old.exec(schema);
+    const insert = old.prepare('INSERT INTO events VALUES (?, ?, ?, ?)');
+    for (const [sessionId, index, text] of [['ses_a', 0, 'a0'], ['ses_b', 0, 'b0'], ['ses_a', 1, 'a1']] as const) {
+      insert.run(sessionId, index, 'message.appended', JSON.stringify({ type: 'message.appended', data: { messageDelta: text }, streamIndex: index }) + '\n');
+    }
     old.close();
     const journal = new SqliteJournal(path);
-    expect((await journal.append('ses_a', [delta('new')]))[0]!.streamIndex).toBe(1);
-    expect((await journal.read('ses_a', 0, 10)).map((l) => l.index)).toEqual([0, 1]);
+    expect((await journal.append('ses_a', [delta('a2')]))[0]!.streamIndex).toBe(2);
+    expect(texts(await journal.read('ses_a', 0, 10))).toEqual(['a0', 'a1', 'a2']);
+    expect(texts(await journal.read('ses_b', 0, 10))).toEqual(['b0']);
     await journal.close();
     const reopened = new DatabaseSync(path);
-    expect(reopened.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'events' AND type = 'index' AND sql IS NOT NULL").all()).toEqual([]);
+    expect(reopened.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'events%'").all()).toEqual([]);
     reopened.close();
+  });
+
+  test('events past the last index batch are read from the log, kept across a reopen, and dropped with the rest', async () => {
+    const path = await file();
+    const many = (n: number) => Array.from({ length: n }, (_, i) => delta(String(i)));
+    const long = 'x'.repeat(1_100_000);
+    const journal = new SqliteJournal(path);
+    await journal.append('ses_a', many(10));
+    await journal.append('ses_b', many(INDEX_BATCH_ROWS)); // completes a batch: every row so far is indexed
+    await journal.dropEvents('ses_b'); // the newest rows, all indexed: a row written next must still land past the index
+    expect(await journal.read('ses_b', 0, 10)).toEqual([]);
+    // A line longer than the recent-lines window empties it: these reads come from the store.
+    await journal.append('ses_a', [delta('past the batch'), delta(long)]);
+    expect(texts(await journal.read('ses_a', 8, 10))).toEqual(['8', '9', 'past the batch', long]);
+    await journal.close();
+
+    const reopened = new SqliteJournal(path);
+    expect(await reopened.tail('ses_a')).toBe(11);
+    expect(texts(await reopened.read('ses_a', 0, 20))).toEqual([...many(10).map((_, i) => String(i)), 'past the batch', long]);
+    expect((await reopened.append('ses_a', [delta('after reopening')]))[0]!.streamIndex).toBe(12);
+    await reopened.dropEvents('ses_a');
+    expect(await reopened.read('ses_a', 0, 20)).toEqual([]);
+    await reopened.close();
+    const again = new SqliteJournal(path);
+    expect(await again.read('ses_a', 0, 20)).toEqual([]);
+    expect(await again.tail('ses_a')).toBe(-1);
+    await again.close();
   });
 });

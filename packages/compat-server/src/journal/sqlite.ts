@@ -6,6 +6,7 @@ import { serializeEvent, type AppendOptions, type Journal, type JournalLine, typ
 import { GroupCommit } from './group-commit.ts';
 import { TailListeners } from './listeners.ts';
 import { RecentLines } from './recent-lines.ts';
+import { SqliteEventLog } from './sqlite-event-log.ts';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS sessions (
@@ -18,22 +19,6 @@ const SCHEMA = `
     key TEXT PRIMARY KEY,
     session_id TEXT NOT NULL
   );
-`;
-
-/**
- * Events in insertion order, found by session through the index: one tick's appends to many
- * sessions land on the same few pages. (Keyed by session, each append dirtied a page of its own,
- * and the WAL filled and checkpointed several times a second.) Files created before keep their
- * `WITHOUT ROWID` table keyed by `(session_id, idx)`; every statement below works on both.
- */
-const EVENTS_SCHEMA = `
-  CREATE TABLE events (
-    session_id TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    line TEXT NOT NULL
-  );
-  CREATE UNIQUE INDEX events_by_session ON events (session_id, idx);
 `;
 
 interface PendingAppend {
@@ -64,10 +49,10 @@ export class SqliteJournal implements Journal {
   readonly #staged = new Map<string, number>();
   readonly #appends: GroupCommit<PendingAppend, StagedAppend>;
   readonly #sql: Record<
-    | 'insertSession' | 'upsertSession' | 'getSession' | 'interrupted' | 'endedBefore' | 'deleteEvents'
-    | 'deleteOperations' | 'upsertOperation' | 'getOperation' | 'insertEvent' | 'readEvents' | 'tail',
+    'insertSession' | 'upsertSession' | 'getSession' | 'interrupted' | 'endedBefore' | 'deleteOperations' | 'upsertOperation' | 'getOperation',
     StatementSync
   >;
+  readonly #events: SqliteEventLog;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -76,7 +61,7 @@ export class SqliteJournal implements Journal {
     // streaming many sessions filled 1,000 pages several times a second.
     this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 10000;');
     this.#db.exec(SCHEMA);
-    if (!this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) this.#db.exec(EVENTS_SCHEMA);
+    this.#events = new SqliteEventLog(this.#db, (work) => this.#transaction(work));
     const db = this.#db;
     this.#sql = {
       insertSession: db.prepare('INSERT INTO sessions (id, record, active_turn, ended_at) VALUES (?, ?, ?, ?)'),
@@ -89,22 +74,22 @@ export class SqliteJournal implements Journal {
       endedBefore: db.prepare(
         "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ? AND json_extract(record, '$.eventsDropped') IS NULL",
       ),
-      deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
       deleteOperations: db.prepare('DELETE FROM operations WHERE session_id = ?'),
       upsertOperation: db.prepare(
         'INSERT INTO operations (key, session_id) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id',
       ),
       getOperation: db.prepare('SELECT session_id FROM operations WHERE key = ?'),
-      insertEvent: db.prepare('INSERT INTO events (session_id, idx, type, line) VALUES (?, ?, ?, ?)'),
-      readEvents: db.prepare('SELECT idx, type, line FROM events WHERE session_id = ? AND idx >= ? ORDER BY idx LIMIT ?'),
-      tail: db.prepare('SELECT MAX(idx) AS tail FROM events WHERE session_id = ?'),
     };
     this.#appends = new GroupCommit({
       begin: () => {
         this.#staged.clear();
         db.exec('BEGIN IMMEDIATE');
       },
-      commit: () => db.exec('COMMIT'),
+      commit: () => {
+        const indexed = this.#events.indexIfDue();
+        db.exec('COMMIT');
+        this.#events.committed(indexed);
+      },
       rollback: () => db.exec('ROLLBACK'),
       write: (append) => this.#write(append),
       committed: (append, staged) => this.#publish(append.sessionId, staged.lines),
@@ -141,7 +126,7 @@ export class SqliteJournal implements Journal {
     this.#transaction(() => {
       const record = this.#getRecord(sessionId);
       if (record) this.#sql.upsertSession.run(...sessionRow({ ...record, eventsDropped: true }));
-      this.#sql.deleteEvents.run(sessionId);
+      this.#events.delete(sessionId);
       this.#sql.deleteOperations.run(sessionId);
     });
     this.#recent.forget(sessionId);
@@ -155,11 +140,7 @@ export class SqliteJournal implements Journal {
   async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
     const cached = this.#recent.read(sessionId, from, limit);
     if (cached) return cached;
-    return (this.#sql.readEvents.all(sessionId, from, limit) as { idx: number; type: string; line: string }[]).map((row) => ({
-      index: row.idx,
-      type: row.type,
-      line: row.line,
-    }));
+    return this.#events.read(sessionId, from, limit);
   }
 
   async tail(sessionId: string): Promise<number> {
@@ -181,7 +162,7 @@ export class SqliteJournal implements Journal {
     const first = (this.#staged.get(sessionId) ?? this.#tailOf(sessionId)) + 1;
     const events = drafts.map((draft, i) => envelope(draft, first + i, options.deliveryIds));
     const lines = events.map(serializeEvent);
-    for (const l of lines) this.#sql.insertEvent.run(sessionId, l.index, l.type, l.line);
+    this.#events.insert(sessionId, lines);
     if (options.record) this.#sql.upsertSession.run(...sessionRow(options.record));
     if (lines.length > 0) this.#staged.set(sessionId, first + lines.length - 1);
     return { events, lines };
@@ -198,8 +179,7 @@ export class SqliteJournal implements Journal {
   #tailOf(sessionId: string): number {
     let tail = this.#tails.get(sessionId);
     if (tail === undefined) {
-      const row = this.#sql.tail.get(sessionId) as { tail: number | null } | undefined;
-      tail = row?.tail ?? -1;
+      tail = this.#events.tail(sessionId);
       this.#tails.set(sessionId, tail);
     }
     return tail;
