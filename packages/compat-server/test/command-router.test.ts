@@ -74,12 +74,13 @@ const message = (text: string) => ({ text, parts: [{ type: 'text' as const, text
 async function settled(journal: MemoryJournal, sessionId: string, turns: number): Promise<void> {
   for (;;) {
     const appended = new Promise<void>((resolve) => {
-      const stop = journal.subscribe(sessionId, {
+      const listener = {
         appended() {
-          stop();
+          journal.unsubscribe(sessionId, listener);
           resolve();
         },
-      });
+      };
+      journal.subscribe(sessionId, listener);
     });
     const lines = await journal.read(sessionId, 0, 1_000);
     if (lines.filter((line) => line.type === 'session.waiting').length >= turns) return;

@@ -105,10 +105,11 @@ test('a short page is not taken for the tail: the follower reads on until a read
 class ForgetfulJournal extends MemoryJournal {
   readonly pollIntervalMs = 10;
   listeners: TailListener[] = [];
-  override subscribe(_sessionId: string, listener: TailListener): () => void {
+  override subscribe(_sessionId: string, listener: TailListener): void {
     this.listeners.push(listener);
-    return () => undefined;
   }
+
+  override unsubscribe(): void {}
 }
 
 test('when notifications can be lost, a caught-up follower looks for appends on its own', async () => {

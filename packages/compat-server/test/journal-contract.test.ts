@@ -87,12 +87,13 @@ describe.each(stores)('the %s journal', (_name, open) => {
     const seen: number[] = [];
     let notified!: () => void;
     const twice = new Promise<void>((resolve) => (notified = resolve));
-    const unsubscribe = journal.subscribe(id, {
-      appended(tail) {
+    const listener = {
+      appended(tail: number) {
         seen.push(tail);
         if (seen.length === 2) notified();
       },
-    });
+    };
+    journal.subscribe(id, listener);
     // Redis subscriptions are asynchronous: keep appending until both notifications arrive.
     const appending = (async () => {
       for (let i = 0; seen.length < 2 && i < 200; i++) {
@@ -102,8 +103,12 @@ describe.each(stores)('the %s journal', (_name, open) => {
     })();
     await twice;
     await appending;
-    unsubscribe();
+    journal.unsubscribe(id, listener);
     expect(seen[1]! > seen[0]!).toBe(true);
+    const heard = seen.length;
+    await journal.append(id, [delta('unheard')]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toHaveLength(heard);
     await journal.close();
   });
 

@@ -25,7 +25,7 @@ export interface FollowSink {
  * Sends a session's journal to one reader in order from `from`, then live appends as they land.
  * Pulls pages from the journal at the reader's pace, so a slow reader holds no queue: it reads
  * further behind the tail. Between appends it holds nothing but its place in the journal's
- * listeners: no pending promise, no timer (unless the journal polls).
+ * listeners: no pending promise, no timer (unless the journal polls), no closure.
  */
 export class JournalFollower implements TailListener {
   readonly #journal: Journal;
@@ -40,7 +40,6 @@ export class JournalFollower implements TailListener {
   #closed = false;
   #lost = false;
   #poll: NodeJS.Timeout | undefined;
-  readonly #unsubscribe: () => void;
 
   constructor(journal: Journal, sessionId: string, range: FollowRange, sink: FollowSink) {
     this.#journal = journal;
@@ -48,7 +47,7 @@ export class JournalFollower implements TailListener {
     this.#sink = sink;
     this.#cursor = range.from;
     this.#until = range.until;
-    this.#unsubscribe = journal.subscribe(sessionId, this);
+    journal.subscribe(sessionId, this);
     void this.#pull();
   }
 
@@ -63,7 +62,7 @@ export class JournalFollower implements TailListener {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#poll);
-    this.#unsubscribe();
+    this.#journal.unsubscribe(this.#sessionId, this);
   }
 
   appended(tail: number): void {

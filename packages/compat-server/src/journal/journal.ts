@@ -74,9 +74,11 @@ export interface Journal {
   tail(sessionId: string): Promise<number>;
   /**
    * Tells `listener` the new tail after each append to the session, in any process sharing the
-   * store, and when the store can no longer tell (its connection dropped). Returns the unsubscribe.
+   * store, and when the store can no longer tell (its connection dropped), until `unsubscribe`.
    */
-  subscribe(sessionId: string, listener: TailListener): () => void;
+  subscribe(sessionId: string, listener: TailListener): void;
+  /** Stops telling `listener` about the session (nothing if it was not subscribed). */
+  unsubscribe(sessionId: string, listener: TailListener): void;
 
   close(): Promise<void>;
 }

@@ -61,8 +61,12 @@ export class MemoryJournal implements Journal {
     return (this.#events.get(sessionId)?.length ?? 0) - 1;
   }
 
-  subscribe(sessionId: string, listener: TailListener): () => void {
-    return this.#listeners.add(sessionId, listener);
+  subscribe(sessionId: string, listener: TailListener): void {
+    this.#listeners.add(sessionId, listener);
+  }
+
+  unsubscribe(sessionId: string, listener: TailListener): void {
+    this.#listeners.delete(sessionId, listener);
   }
 
   async close(): Promise<void> {}

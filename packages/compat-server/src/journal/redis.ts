@@ -78,7 +78,10 @@ export class RedisJournal implements Journal {
   readonly #prefix: string;
   readonly #listeners = new TailListeners();
   readonly #recent = new RecentLines();
-  readonly #subscriptions = new Map<string, { count: number; unsubscribe: () => void }>();
+  /** Per session with listeners here: stops listening to its channel. */
+  readonly #channels = new Map<string, () => void>();
+  /** While any session has listeners here: stops hearing that the subscription connection dropped. */
+  #stopLost: (() => void) | undefined;
   readonly #fence: SessionFence | undefined;
 
   constructor(connections: RedisConnections, options: RedisJournalOptions = {}) {
@@ -162,25 +165,21 @@ export class RedisJournal implements Journal {
     return (await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
   }
 
-  subscribe(sessionId: string, listener: TailListener): () => void {
+  subscribe(sessionId: string, listener: TailListener): void {
+    if (!this.#listeners.add(sessionId, listener)) return;
     const channel = this.#key(`appended:${sessionId}`);
+    this.#channels.set(sessionId, this.#connections.channels.listen(channel, (message) => this.#listeners.notify(sessionId, Number(message))));
     // Notifications missed while the connection is down cannot be replayed: followers must end.
-    const stopLost = listener.lost ? this.#connections.channels.onLost(() => listener.lost!()) : () => undefined;
-    const subscription = this.#subscriptions.get(channel) ?? {
-      count: 0,
-      unsubscribe: this.#connections.channels.listen(channel, (message) => this.#listeners.notify(sessionId, Number(message))),
-    };
-    subscription.count += 1;
-    this.#subscriptions.set(channel, subscription);
-    const remove = this.#listeners.add(sessionId, listener);
-    return () => {
-      remove();
-      stopLost();
-      subscription.count -= 1;
-      if (subscription.count > 0) return;
-      this.#subscriptions.delete(channel);
-      subscription.unsubscribe();
-    };
+    this.#stopLost ??= this.#connections.channels.onLost(() => this.#listeners.lost());
+  }
+
+  unsubscribe(sessionId: string, listener: TailListener): void {
+    if (!this.#listeners.delete(sessionId, listener)) return;
+    this.#channels.get(sessionId)?.();
+    this.#channels.delete(sessionId);
+    if (!this.#listeners.empty) return;
+    this.#stopLost?.();
+    this.#stopLost = undefined;
   }
 
   /** The connections belong to RedisConnections, closed by their owner. */

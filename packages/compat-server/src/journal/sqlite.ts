@@ -147,8 +147,12 @@ export class SqliteJournal implements Journal {
     return this.#tailOf(sessionId);
   }
 
-  subscribe(sessionId: string, listener: TailListener): () => void {
-    return this.#listeners.add(sessionId, listener);
+  subscribe(sessionId: string, listener: TailListener): void {
+    this.#listeners.add(sessionId, listener);
+  }
+
+  unsubscribe(sessionId: string, listener: TailListener): void {
+    this.#listeners.delete(sessionId, listener);
   }
 
   async close(): Promise<void> {
