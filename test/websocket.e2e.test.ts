@@ -273,6 +273,12 @@ test('liveness: pings keep an answering peer, a peer that misses a pong is termi
   await answering.closed;
 
   // A raw client that completes the handshake and then never answers a ping.
+  const socket = await mutePeer(running, sessionId);
+  await once(socket, 'close');
+});
+
+/** A raw client that completes the handshake and then answers nothing (no pong, no close). */
+async function mutePeer(running: RunningBridge, sessionId: string) {
   const { port } = new URL(running.url);
   const socket = connect(Number(port), '127.0.0.1');
   await once(socket, 'connect');
@@ -283,7 +289,23 @@ test('liveness: pings keep an answering peer, a peer that misses a pong is termi
   const [head] = (await once(socket, 'data')) as [Buffer];
   expect(head.toString('latin1')).toMatch(/^HTTP\/1\.1 101 /);
   socket.resume();
-  await once(socket, 'close');
+  return socket;
+}
+
+test('closing the WebSockets: open streams close with 1001, a peer that does not answer is terminated, new upgrades get 503', async () => {
+  const running = await bridge();
+  const { sessionId } = (await (await fetch(`${running.url}/eve/v1/session`, { method: 'POST' })).json()) as { sessionId: string };
+  const answering = open(wsUrl(running, sessionId));
+  await answering.opened;
+  const mute = await mutePeer(running, sessionId);
+  const muteClosed = once(mute, 'close');
+
+  const started = Date.now();
+  await running.compat.closeWebSockets();
+  expect((await answering.closed).code).toBe(1001);
+  await muteClosed;
+  expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  expect((await refusal(wsUrl(running, sessionId))).status).toBe(503);
 });
 
 test('only WebSocket upgrades are taken over: an h2c upgrade on an ordinary route is served as usual', async () => {

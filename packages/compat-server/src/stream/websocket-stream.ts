@@ -128,6 +128,17 @@ export class WebSocketStream implements FollowSink {
     this.#ws.ping();
   }
 
+  /** The server shuts down: closes with 1001, and terminates a peer that does not answer within `graceMs`. Resolves once closed. */
+  goAway(graceMs: number): Promise<void> {
+    const ws = this.#ws;
+    return new Promise<void>((resolve) => {
+      if (ws.readyState === ws.CLOSED) return resolve();
+      ws.once('close', () => resolve());
+      ws.close(CLOSE_CODES.goingAway, 'server shutting down');
+      setTimeout(() => ws.terminate(), graceMs).unref();
+    });
+  }
+
   readonly #pong = (): void => {
     this.#answered = true;
   };

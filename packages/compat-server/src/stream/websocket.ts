@@ -3,7 +3,7 @@ import { parse as parseQuery } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { CorsOptions } from 'cors';
 import { WebSocketServer } from 'ws';
-import { BEARER_PROTOCOL_PREFIX, CLOSE_CODES, EVE_BASE_PATH, ROUTES, WEBSOCKET_PROTOCOL } from '@eve-flue/eve-protocol';
+import { BEARER_PROTOCOL_PREFIX, EVE_BASE_PATH, ROUTES, WEBSOCKET_PROTOCOL } from '@eve-flue/eve-protocol';
 import { admit } from '../auth/middleware.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
@@ -58,6 +58,8 @@ const SHUTDOWN_GRACE_MS = 1_000;
 export function webSocketStreams({ sessions, journal, auth, logger, timings, cors, observer = {}, site }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
+    // The open streams are the clients: `ws` would keep a set of its own, and a 'close' listener on every socket for it.
+    clientTracking: false,
     maxPayload: 64 * 1024,
     perMessageDeflate: false,
     handleProtocols: (protocols) => (protocols.has(WEBSOCKET_PROTOCOL) ? WEBSOCKET_PROTOCOL : false),
@@ -126,17 +128,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     },
     async close() {
       closing = true;
-      await Promise.all(
-        [...wss.clients].map(
-          (ws) =>
-            new Promise<void>((resolve) => {
-              if (ws.readyState === ws.CLOSED) return resolve();
-              ws.once('close', () => resolve());
-              ws.close(CLOSE_CODES.goingAway, 'server shutting down');
-              setTimeout(() => ws.terminate(), SHUTDOWN_GRACE_MS).unref();
-            }),
-        ),
-      );
+      await Promise.all(context.open.all().map((stream) => stream.goAway(SHUTDOWN_GRACE_MS)));
       wss.close();
     },
   };
