@@ -112,12 +112,17 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     }
     if (socket.destroyed) return;
     if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
-    wss.handleUpgrade(request, socket, head, (ws) => new WebSocketStream(context, ws, socket, plan, path));
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      // `ws` handles the socket's errors from here on: the guard would only be a second listener on every open stream.
+      socket.off('error', ignore);
+      new WebSocketStream(context, ws, socket, plan, path);
+    });
     return undefined;
   }
 
   return {
     handleUpgrade(request, socket, head) {
+      // Until the upgrade completes: a peer that resets the connection meanwhile is no error of ours.
       socket.on('error', ignore);
       upgrade(request, socket, head)
         .catch((error: unknown) => {
