@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { WebSocket } from 'ws';
+import { WebSocket } from 'ws';
 import { CLOSE_CODES, ERRORS, TAIL_INDEX_CONTROL, type ErrorCode } from '@eve-flue/eve-protocol';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { JournalFollower, type FollowSink } from '../journal/follow.ts';
@@ -39,13 +39,23 @@ export interface WebSocketStreamContext {
 }
 
 /**
+ * The server's `ws` sockets (its `WebSocket` option): each knows the stream it carries, so that
+ * every socket's 'pong' and 'close' listeners are the same two functions, not two closures of
+ * its own (about 150 bytes on every idle stream).
+ */
+export class StreamWebSocket extends WebSocket {
+  /** Set as the stream starts, right after the upgrade. */
+  stream?: WebSocketStream;
+}
+
+/**
  * One upgraded session stream: the session's lines as text frames written straight to the
  * socket, each page framed once for every reader (`textFrames`) and sent in one write, with
  * back-pressure by the socket's own buffer. `ws` still does the handshake, pings and closing.
  */
 export class WebSocketStream implements FollowSink {
   readonly #context: WebSocketStreamContext;
-  readonly #ws: WebSocket;
+  readonly #ws: StreamWebSocket;
   readonly #socket: Duplex;
   readonly #sessionId: string;
   readonly #path: string;
@@ -58,16 +68,17 @@ export class WebSocketStream implements FollowSink {
   #answered = true;
   #grace: NodeJS.Timeout | undefined;
 
-  constructor(context: WebSocketStreamContext, ws: WebSocket, socket: Duplex, plan: StreamPlan, path: string) {
+  constructor(context: WebSocketStreamContext, ws: StreamWebSocket, socket: Duplex, plan: StreamPlan, path: string) {
     this.#context = context;
     this.#ws = ws;
     this.#socket = socket;
     this.#sessionId = plan.sessionId;
     this.#path = path;
     this.#next = plan.from;
-    ws.on('pong', this.#pong);
+    ws.stream = this;
+    ws.on('pong', WebSocketStream.#onPong);
     ws.on('error', context.onError);
-    ws.on('close', this.#closed);
+    ws.on('close', WebSocketStream.#onClose);
     context.observer.streamOpened?.('websocket');
     context.open.add(this);
     context.logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
@@ -139,9 +150,15 @@ export class WebSocketStream implements FollowSink {
     });
   }
 
-  readonly #pong = (): void => {
-    this.#answered = true;
-  };
+  /** Every socket's 'pong' listener. */
+  static #onPong(this: StreamWebSocket): void {
+    this.stream!.#answered = true;
+  }
+
+  /** Every socket's 'close' listener. */
+  static #onClose(this: StreamWebSocket): void {
+    this.stream!.#closed();
+  }
 
   #cutOff(): void {
     this.#follower.close();
@@ -151,7 +168,7 @@ export class WebSocketStream implements FollowSink {
     this.#ws.close(CLOSE_CODES.slowReader, `slow reader: resume at startIndex=${resumeAt}`);
   }
 
-  readonly #closed = (): void => {
+  #closed(): void {
     this.#follower.close();
     clearTimeout(this.#grace);
     this.#context.open.delete(this);
@@ -162,5 +179,5 @@ export class WebSocketStream implements FollowSink {
       durationMs: Date.now() - this.#opened,
       path: this.#path,
     });
-  };
+  }
 }

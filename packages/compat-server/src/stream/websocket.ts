@@ -15,7 +15,7 @@ import type { ServerObserver } from '../observer.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
 import { resolveStreamPlan, type StreamAccess, type StreamPlan } from './plan.ts';
 import { OpenStreams } from './open-streams.ts';
-import { WebSocketStream, type WebSocketStreamContext, type WebSocketStreamLimits } from './websocket-stream.ts';
+import { StreamWebSocket, WebSocketStream, type WebSocketStreamContext, type WebSocketStreamLimits } from './websocket-stream.ts';
 
 export interface WebSocketStreamsOptions {
   sessions: StreamAccess;
@@ -60,6 +60,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     noServer: true,
     // The open streams are the clients: `ws` would keep a set of its own, and a 'close' listener on every socket for it.
     clientTracking: false,
+    WebSocket: StreamWebSocket,
     maxPayload: 64 * 1024,
     perMessageDeflate: false,
     handleProtocols: (protocols) => (protocols.has(WEBSOCKET_PROTOCOL) ? WEBSOCKET_PROTOCOL : false),
