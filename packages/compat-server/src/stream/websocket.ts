@@ -81,7 +81,9 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     const url = new URL(request.url ?? '/', 'http://bridge.invalid');
     const match = STREAM_PATH.exec(url.pathname);
     if (request.method !== 'GET' || !match) return refuse(socket, 'not_found', 'No such route.');
-    const path = url.pathname;
+    // Kept while the stream is open: a copy, because V8 keeps a substring this long as a slice
+    // that holds the whole string it was cut from (here the URL's href) alive.
+    const path = Buffer.from(url.pathname).toString();
     if (closing) return refuse(socket, 'service_unavailable', 'The bridge is shutting down.');
     let sessionId: string;
     try {
