@@ -81,6 +81,10 @@ class NdjsonStream implements FollowSink {
       [HEADERS.sessionId]: plan.sessionId,
       ...(plan.tail !== undefined ? { [HEADERS.streamTailIndex]: String(plan.tail) } : {}),
     });
+    // The head on its own, now: sent with the first line it would go out inside a new string, and
+    // the response would keep it as the tree of some 30 concatenations Node built it from (about
+    // 1 KiB) for as long as it is open; sent alone, it is flattened as it is written.
+    response.flushHeaders();
     response.on('close', this.#closed);
     streams.options.observer.streamOpened?.('ndjson');
     streams.open.add(this);
