@@ -61,7 +61,9 @@ export class NdjsonStreams {
 class NdjsonStream implements FollowSink {
   readonly #streams: NdjsonStreams;
   readonly #response: ServerResponse;
-  readonly #plan: StreamPlan;
+  readonly #sessionId: string;
+  /** Leased (`streamControlVersion=1`): it ends resumably with the lease-ended line. */
+  readonly #leased: boolean;
   readonly #opened = Date.now();
   readonly #follower: JournalFollower;
   readonly #lease: NodeJS.Timeout | undefined;
@@ -71,7 +73,8 @@ class NdjsonStream implements FollowSink {
   constructor(streams: NdjsonStreams, response: ServerResponse, plan: StreamPlan) {
     this.#streams = streams;
     this.#response = response;
-    this.#plan = plan;
+    this.#sessionId = plan.sessionId;
+    this.#leased = plan.leased;
     response.writeHead(200, {
       'content-type': NDJSON_CONTENT_TYPE,
       'cache-control': 'no-store, no-transform',
@@ -122,7 +125,7 @@ class NdjsonStream implements FollowSink {
   }
 
   endResumably(): void {
-    this.#end(this.#plan.leased ? LEASE_ENDED_LINE : undefined);
+    this.#end(this.#leased ? LEASE_ENDED_LINE : undefined);
   }
 
   #write(chunk: string | Buffer): boolean {
@@ -145,7 +148,7 @@ class NdjsonStream implements FollowSink {
     this.#streams.open.delete(this);
     this.#streams.options.observer.streamClosed?.({
       transport: 'ndjson',
-      sessionId: this.#plan.sessionId,
+      sessionId: this.#sessionId,
       events: this.#events,
       durationMs: Date.now() - this.#opened,
       request: this.#response.req,
