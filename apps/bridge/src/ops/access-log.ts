@@ -25,6 +25,12 @@ export function routeOf(path: string): { route: string; sessionId?: string } {
   return { route: '(unmatched)' };
 }
 
+/** Body bytes of a chunk given to `write` or `end`. */
+function bytesOf(chunk: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk);
+  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
+}
+
 interface Line {
   method: string;
   route: string;
@@ -55,19 +61,16 @@ export function accessLog(logger: Logger): { middleware: RequestHandler; observe
     const { route, sessionId } = routeOf(request.path);
     let bytes = 0;
     const { write: rawWrite, end: rawEnd } = response;
-    const count = (chunk: unknown) => {
-      if (typeof chunk === 'string') bytes += Buffer.byteLength(chunk);
-      else if (chunk instanceof Uint8Array) bytes += chunk.byteLength;
-    };
     response.write = function (this: typeof response, chunk: unknown, encoding?: unknown, callback?: unknown) {
-      count(chunk);
+      bytes += bytesOf(chunk);
       return (rawWrite as (...args: unknown[]) => boolean).call(this, chunk, encoding, callback);
     } as typeof response.write;
     response.end = function (this: typeof response, chunk?: unknown, ...rest: unknown[]) {
-      if (typeof chunk !== 'function') count(chunk);
+      if (typeof chunk !== 'function') bytes += bytesOf(chunk);
       return (rawEnd as (...args: unknown[]) => typeof response).call(this, chunk, ...rest);
     } as typeof response.end;
-    response.once('close', () => {
+    // A response closes once: `on`, since `once` would add a wrapper and its state to every open stream.
+    response.on('close', () => {
       const line: Line = {
         method: request.method,
         route,
