@@ -4,8 +4,10 @@
  * transport a naive one (one write per event per reader) and a corked one (each tick's events
  * in one write per reader: joined lines for node:http, frames under one cork for ws), the
  * socket's limit. Every writer gets the same 64 events a tick. The readers run in processes of
- * their own and do the least their transport allows (bench/fanout-readers.ts).
- * Run: pnpm bench (or node bench/fanout.ts [events] [readers]).
+ * their own and do the least their transport allows (bench/fanout-readers.ts). The writers run in
+ * rounds, each round every writer once, so that what else the machine does weighs on all of them
+ * alike; each figure is the median of the rounds (default 3).
+ * Run: pnpm bench (or node bench/fanout.ts [events] [readers] [rounds]).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,10 +22,11 @@ import { join } from 'node:path';
 import { createCompatServer, MemoryJournal, SqliteJournal, type Journal } from '@eve-flue/compat-server';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import { ScriptedRuntime } from '../test/support/scripted-runtime.ts';
-import { fmt } from './lib.ts';
+import { fmt, median } from './lib.ts';
 
 const EVENTS = Number(process.argv[2] ?? 20_000);
 const READERS = Number(process.argv[3] ?? 100);
+const ROUNDS = Number(process.argv[4] ?? 3);
 const delta = (i: number): EveEventDraft => ({
   type: 'message.appended',
   data: { messageDelta: `token ${i} `, sequence: 0, stepIndex: 0, turnId: 'turn_0' },
@@ -166,14 +169,29 @@ async function compat(journal: Journal, transport: 'ndjson' | 'websocket' = 'ndj
 
 const dir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-'));
 try {
-  console.log(`one session, ${fmt(EVENTS)} events, ${READERS} readers (Node ${process.version})`);
-  const bare = await measured(() => bareNodeHttp(false));
-  const bareCorked = await measured(() => bareNodeHttp(true));
-  const bareWs = await measured(() => bareWebSocket(false));
-  const bareWsCorked = await measured(() => bareWebSocket(true));
-  const memory = await measured(() => compat(new MemoryJournal()));
-  const sqlite = await measured(() => compat(new SqliteJournal(join(dir, 'bench.db'))));
-  const webSocket = await measured(() => compat(new MemoryJournal(), 'websocket'));
+  console.log(`one session, ${fmt(EVENTS)} events, ${READERS} readers, median of ${ROUNDS} rounds (Node ${process.version})`);
+  type Writer = 'bare' | 'bareCorked' | 'bareWs' | 'bareWsCorked' | 'memory' | 'sqlite' | 'webSocket';
+  const rounds: Record<Writer, Run>[] = [];
+  const writers: Record<Writer, () => Promise<number>> = {
+    bare: () => bareNodeHttp(false),
+    bareCorked: () => bareNodeHttp(true),
+    bareWs: () => bareWebSocket(false),
+    bareWsCorked: () => bareWebSocket(true),
+    memory: () => compat(new MemoryJournal()),
+    sqlite: () => compat(new SqliteJournal(join(dir, `bench-${rounds.length}.db`))),
+    webSocket: () => compat(new MemoryJournal(), 'websocket'),
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    const runs = {} as Record<Writer, Run>;
+    for (const name of Object.keys(writers) as Writer[]) runs[name] = await measured(writers[name]);
+    rounds.push(runs);
+  }
+  const middle = (name: Writer): Run => ({
+    eventsPerSecond: median(rounds.map((r) => r[name].eventsPerSecond)),
+    cpuMicrosPerLine: median(rounds.map((r) => r[name].cpuMicrosPerLine)),
+  });
+  const [bare, bareCorked, bareWs, bareWsCorked] = [middle('bare'), middle('bareCorked'), middle('bareWs'), middle('bareWsCorked')];
+  const [memory, sqlite, webSocket] = [middle('memory'), middle('sqlite'), middle('webSocket')];
   const of = (run: Run, base: Run, label: string) => `${(run.eventsPerSecond / base.eventsPerSecond).toFixed(2)} of ${label}`;
   const row = (label: string, run: Run, ratios = '') =>
     console.log(`${label.padEnd(31)} ${fmt(run.eventsPerSecond).padStart(9)} events/s, writer CPU ${run.cpuMicrosPerLine.toFixed(2)} µs/line${ratios && `  (${ratios})`}`);

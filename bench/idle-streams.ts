@@ -12,7 +12,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { fmt, openWebSocketReaders } from './lib.ts';
+import { fmt, median, openWebSocketReaders } from './lib.ts';
 
 const STREAMS = Number(process.argv[2] ?? 10_000);
 const RUNS = Number(process.argv[3] ?? 3);
@@ -70,7 +70,6 @@ async function perStream(server: Server, transport: Transport): Promise<Memory> 
   };
 }
 
-const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
 
 console.log(`${fmt(STREAMS)} idle streams over 100 sessions, one process per run, median of ${RUNS} runs (Node ${process.version})`);

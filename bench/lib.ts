@@ -34,6 +34,9 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/** The middle value (the upper one of an even count). */
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 export const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 /** Opens `count` WebSocket readers and resolves once all are open. */
