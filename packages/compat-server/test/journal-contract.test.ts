@@ -105,10 +105,21 @@ describe.each(stores)('the %s journal', (_name, open) => {
     await appending;
     journal.unsubscribe(id, listener);
     expect(seen[1]! > seen[0]!).toBe(true);
+    // Unsubscribed: a listener subscribed now hears the next appends; the first one hears none of them.
     const heard = seen.length;
-    await journal.append(id, [delta('unheard')]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    let witnessed!: () => void;
+    const witness = { appended: () => witnessed() };
+    const heardByWitness = new Promise<void>((resolve) => (witnessed = resolve));
+    journal.subscribe(id, witness);
+    let appendsHeard = false;
+    void heardByWitness.then(() => (appendsHeard = true));
+    for (let i = 0; !appendsHeard && i < 200; i++) {
+      await journal.append(id, [delta('unheard')]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await heardByWitness;
     expect(seen).toHaveLength(heard);
+    journal.unsubscribe(id, witness);
     await journal.close();
   });
 
