@@ -125,7 +125,7 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
   const redis = typeof config.store === 'object' ? { connections: new RedisConnections(config.store.redis), prefix: config.store.prefix ?? 'eve:' } : undefined;
   const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
   const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
-  const ops = await startOps({ logger, ...(redis ? { redis: redis.connections.commands } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
+  const ops = await startOps({ logger, ...(redis ? { redis: redis.connections } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
   let assembled: Awaited<ReturnType<typeof assemble>>;
   try {
     if (durable) prepareDataDir(dataDir);

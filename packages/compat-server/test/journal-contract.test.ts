@@ -174,6 +174,16 @@ test('a Redis journal that cannot reach Redis fails fast with StoreUnavailableEr
   await journal.close();
 });
 
+test('an instance counts as reachable only while every one of its Redis connections is up', async () => {
+  const shared = connections();
+  await shared.ready();
+  await expect(shared.check()).resolves.toBeUndefined();
+  shared.dedicated('transactions'); // connecting, like a connection still coming back after an outage
+  await expect(shared.check()).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+  await shared.ready();
+  await expect(shared.check()).resolves.toBeUndefined();
+});
+
 test("one instance's stores share a command connection and a subscription connection", async () => {
   const name = `eve-test-${nanoid(8)}`;
   const shared = connections(REDIS_URL, { name });

@@ -1,14 +1,13 @@
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
-import type { Logger, ServerObserver } from '@eve-flue/compat-server';
+import type { Logger, RedisConnections, ServerObserver } from '@eve-flue/compat-server';
 import { accessLog } from './access-log.ts';
 import { BridgeMetrics, serveMetrics } from './metrics.ts';
 import { Readiness, type StoreProbe } from './readiness.ts';
 
 export interface OpsOptions {
   logger: Logger;
-  /** The instance's shared Redis command connection, when there is one: readiness pings it. */
-  redis?: Redis;
+  /** The instance's Redis connections, when there are some: ready only while all of them are up. */
+  redis?: Pick<RedisConnections, 'check'>;
   /** Serve `/metrics` on this loopback port (0: any free one); no metrics listener when absent. */
   metricsPort?: number;
 }
@@ -28,8 +27,7 @@ export async function startOps({ logger, redis, metricsPort }: OpsOptions): Prom
   const log = accessLog(logger);
   const metrics = new BridgeMetrics();
   const probes: StoreProbe[] = [];
-  // The connection the stores use: ready means their commands get through, not just some connection's.
-  if (redis) probes.push(async () => void (await redis.ping()));
+  if (redis) probes.push(() => redis.check());
   const readiness = new Readiness(probes);
   const served = metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort);
   if (served) logger.info({ metrics: served.url }, `metrics on ${served.url}`);

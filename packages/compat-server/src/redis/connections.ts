@@ -60,6 +60,21 @@ export class RedisConnections {
     }
   }
 
+  /**
+   * At once, for a readiness probe (`ready()` waits instead): resolves when every connection is up
+   * and the command connection answers. A store's first command after an outage can otherwise
+   * meet a connection still reconnecting on its own schedule.
+   */
+  async check(): Promise<void> {
+    const down = [this.commands, this.channels.client, ...this.#dedicated].find((client) => client.status !== 'ready');
+    if (down) throw unreachable(new Error(`${down.options.connectionName} is ${down.status}`));
+    try {
+      await this.commands.ping();
+    } catch (error) {
+      throw unreachable(error);
+    }
+  }
+
   async close(): Promise<void> {
     // An ended client has no socket left; disconnecting it would only arm ioredis's stale-socket timer.
     for (const client of [this.commands, this.channels.client, ...this.#dedicated]) if (client.status !== 'end') client.disconnect();
