@@ -49,7 +49,7 @@ export class SqliteEventLog {
   #unindexedRows = 0;
 
   /** Creates the tables, moves a file's events from before into them, and indexes what a crash left unindexed. */
-  constructor(db: DatabaseSync, transaction: (work: () => void) => void) {
+  constructor(db: DatabaseSync, transaction: <T>(work: () => T) => T) {
     db.exec(SCHEMA);
     this.#sql = {
       insert: db.prepare('INSERT INTO event_log (session_id, idx, type, line) VALUES (?, ?, ?, ?)'),
@@ -69,11 +69,13 @@ export class SqliteEventLog {
       mark: db.prepare('UPDATE event_index_mark SET row = ?'),
       markedRow: db.prepare('SELECT row FROM event_index_mark'),
     };
-    transaction(() => migrateEventsTable(db));
     this.#indexed = (this.#sql.markedRow.get() as { row: number }).row;
-    let indexed: number | undefined;
-    transaction(() => (indexed = this.#indexBatch()));
-    this.committed(indexed);
+    this.committed(
+      transaction(() => {
+        migrateEventsTable(db);
+        return this.#indexBatch();
+      }),
+    );
   }
 
   insert(sessionId: string, lines: readonly JournalLine[]): void {
