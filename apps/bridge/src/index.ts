@@ -4,6 +4,6 @@ export { createBridge, startBridge } from './bridge.ts';
 export type { Bridge, CreateBridgeOptions, RunningBridge, StartOptions } from './bridge.ts';
 export { bearerTokens } from '@eve-flue/compat-server';
 export type { Logger, Mode, Principal, RouteAuth } from '@eve-flue/compat-server';
-export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
-export type { FlueConnectionDefinition } from '@eve-flue/connections';
+export { defineFlueConnection, defineFlueConnectionWithConnect, defineOpenAPIConnection } from '@eve-flue/connections';
+export type { FlueConnectionDefinition, OpenAPIConnectionDefinition, ToolCallContext, ToolFilter } from '@eve-flue/connections';
 export type { FlueAgent } from '@eve-flue/flue-adapter';

@@ -1,3 +1,5 @@
+import { checkToolRules, frozenToolRules, type ToolCallSettings, type ToolFilter } from './tool-call.ts';
+
 /**
  * What a Flue agent author declares about a connection. `defineFlueConnection` validates and
  * freezes it, so a mistake fails when the module loads, with a message naming the field.
@@ -75,8 +77,10 @@ export interface FlueConnectionDefinition {
   description?: string;
   /** Shown on sign-in prompts; defaults to the name with a capital letter. */
   displayName?: string;
-  /** Allowlist of the server's own tool names. */
-  tools?: readonly string[];
+  /** Which of the server's own tools the model sees: `{ allow }`, `{ block }`, or an array (an allowlist). */
+  tools?: ToolFilter;
+  /** Arguments the application provides on every call (`providedArguments`), hidden from the model. */
+  toolCall?: Readonly<ToolCallSettings>;
   /** Headers sent upstream on every request; a function value is resolved per request for the caller. */
   headers?: Readonly<Record<string, CredentialValue>>;
   auth?: ConnectionAuth;
@@ -88,9 +92,19 @@ export interface FlueConnectionDefinition {
   timeoutMs?: number;
   /** Vercel Connect connector UID, set by `defineFlueConnectionWithConnect`. */
   connector?: string;
+  /** The API behind an OpenAPI connection, set by `defineOpenAPIConnection`: its tools are its operations. */
+  openapi?: Readonly<OpenAPISource>;
 }
 
-const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval']);
+/** Where an OpenAPI connection's operations come from. */
+export interface OpenAPISource {
+  /** The document's URL (https, or http on loopback), or the parsed document itself. */
+  spec: string | Readonly<Record<string, unknown>>;
+  /** Where operation paths are resolved; default: the document's `servers` (Swagger 2: `schemes`, `host`, `basePath`). */
+  baseUrl?: string;
+}
+
+const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'toolCall', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval']);
 const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource', 'allowPrivateNetwork']);
 const BEARER_KEYS = new Set(['type', 'token']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -102,22 +116,30 @@ export class ConnectionDefinitionError extends Error {
 }
 
 export function defineFlueConnection(definition: FlueConnectionDefinition): Readonly<FlueConnectionDefinition> {
-  const where = `connection "${typeof definition?.name === 'string' ? definition.name : '?'}"`;
-  const fail = (field: string, problem: string): never => {
-    throw new ConnectionDefinitionError(`[eve-flue] ${where}: \`${field}\` ${problem}`);
-  };
+  const fail = failureFor(definition);
   if (typeof definition !== 'object' || definition === null) throw new ConnectionDefinitionError('[eve-flue] a connection definition must be an object');
   for (const key of Object.keys(definition)) if (!CONNECTION_KEYS.has(key)) fail(key, 'is not a connection field');
+  checkUrl(definition.url, 'url', fail);
+  checkCommonFields(definition, fail);
+  return freezeDefinition(definition);
+}
+
+/** A failure naming the connection and the field, thrown when the definition loads. */
+export function failureFor(definition: { name?: unknown } | null | undefined): (field: string, problem: string) => never {
+  const where = `connection "${typeof definition?.name === 'string' ? definition.name : '?'}"`;
+  return (field, problem) => {
+    throw new ConnectionDefinitionError(`[eve-flue] ${where}: \`${field}\` ${problem}`);
+  };
+}
+
+/** The checks every kind of connection shares (all but its endpoint). */
+export function checkCommonFields(definition: FlueConnectionDefinition, fail: (field: string, problem: string) => never, toolsField = 'tools'): void {
   if (typeof definition.name !== 'string' || !NAME.test(definition.name)) fail('name', 'must be letters, digits, `_` or `-`, starting with a letter or digit');
   if (definition.name === 'eve' || definition.name.startsWith('eve__')) fail('name', 'may not be `eve` or start with `eve__` (reserved by Eve)');
-  checkUrl(definition.url, 'url', fail);
   for (const field of ['description', 'displayName', 'connector'] as const) {
     if (definition[field] !== undefined && (typeof definition[field] !== 'string' || definition[field] === '')) fail(field, 'must be a non-empty string');
   }
-  if (definition.tools !== undefined) {
-    if (!Array.isArray(definition.tools) || definition.tools.some((t) => typeof t !== 'string' || t === '')) fail('tools', 'must be an array of tool names');
-    if (new Set(definition.tools).size !== definition.tools.length) fail('tools', 'lists a tool twice');
-  }
+  checkToolRules(definition, fail, toolsField);
   if (definition.headers !== undefined) {
     if (typeof definition.headers !== 'object' || definition.headers === null) fail('headers', 'must be an object of strings or functions');
     for (const [header, value] of Object.entries(definition.headers)) {
@@ -135,9 +157,13 @@ export function defineFlueConnection(definition: FlueConnectionDefinition): Read
     fail('timeoutMs', 'must be a positive whole number of milliseconds');
   }
   if (definition.auth !== undefined) checkAuth(definition.auth, fail);
+}
+
+/** A checked definition, frozen with everything it holds. */
+export function freezeDefinition<T extends FlueConnectionDefinition>(definition: T): Readonly<T> {
   return Object.freeze({
     ...definition,
-    ...(definition.tools ? { tools: Object.freeze([...definition.tools]) } : {}),
+    ...frozenToolRules(definition),
     ...(definition.headers ? { headers: Object.freeze({ ...definition.headers }) } : {}),
     ...(definition.auth ? { auth: Object.freeze(definition.auth.type === 'oauth2' && definition.auth.scopes ? { ...definition.auth, scopes: Object.freeze([...definition.auth.scopes]) } : { ...definition.auth }) } : {}),
   });

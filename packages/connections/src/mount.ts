@@ -1,5 +1,6 @@
 import { credentialHeaders } from './credentials.ts';
 import type { CredentialContext, FlueConnectionDefinition } from './definition.ts';
+import { openApiServerFetch } from './openapi/mcp-server.ts';
 import { createUpstreamFetch, type UpstreamAuthorizer } from './upstream-fetch.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
@@ -11,7 +12,6 @@ export interface FlueMcpMount {
   fetch: typeof fetch;
   timeoutMs: number;
   optional: true;
-  tools?: string[];
 }
 
 export interface MountOptions {
@@ -29,20 +29,22 @@ export interface MountOptions {
 /**
  * The Flue definition of a bridge connection. Always `optional`: a server that is down or
  * refuses the agent leaves the turn running without its tools. All traffic goes through the
- * bridge's upstream fetch, which holds the real per-request timeout.
+ * bridge's upstream fetch, which holds the real per-request timeout; an OpenAPI connection's MCP
+ * traffic stays in the bridge, and only its operations' requests go through that fetch. Which
+ * tools the model sees is decided where the listing is read (`tool-call.ts`), not by Flue.
  */
 export function flueMountFor(definition: Readonly<FlueConnectionDefinition>, options: MountOptions = {}): FlueMcpMount {
   const upstreamTimeoutMs = definition.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const context = () => options.context?.() ?? {};
+  const authorizer = options.authorizer ? { authorizer: options.authorizer } : {};
+  const { openapi } = definition;
   return {
     name: definition.name,
     url: definition.url,
     optional: true,
     timeoutMs: upstreamTimeoutMs + (options.parkedForMs ?? 0),
-    fetch: createUpstreamFetch({
-      timeoutMs: upstreamTimeoutMs,
-      headers: () => credentialHeaders(definition, options.context?.() ?? {}),
-      ...(options.authorizer ? { authorizer: options.authorizer } : {}),
-    }),
-    ...(definition.tools ? { tools: [...definition.tools] } : {}),
+    fetch: openapi
+      ? openApiServerFetch({ ...definition, openapi }, { timeoutMs: upstreamTimeoutMs, context, ...authorizer })
+      : createUpstreamFetch({ timeoutMs: upstreamTimeoutMs, headers: () => credentialHeaders(definition, context()), ...authorizer }),
   };
 }

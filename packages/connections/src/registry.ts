@@ -2,6 +2,7 @@ import { CredentialError, hasStaticCredential } from './credentials.ts';
 import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
 import { listServerTools, type ListedTool } from './listing.ts';
 import { ToolNameCollisionError, ToolNameMap, type DeclaredTools } from './naming.ts';
+import { allowlistOf, modelFacingSchema, selectsTool } from './tool-call.ts';
 
 export type ConnectionState = 'ready' | 'needs_sign_in' | 'error';
 
@@ -85,10 +86,11 @@ export class ConnectionRegistry {
       const listed = await listServerTools(entry.definition.url, fetch);
       entry.listed = listed;
       const offered = new Set(listed.map((t) => t.name));
-      const absent = (entry.definition.tools ?? []).filter((t) => !offered.has(t));
+      const allowlist = allowlistOf(entry.definition.tools) ?? [];
+      const absent = allowlist.filter((t) => !offered.has(t));
       const taskOnly = listed.filter((t) => t.taskOnly).map((t) => t.name);
-      // Flue refuses an allowlist that names a task-only tool: the connection cannot be mounted.
-      const unmountable = absent.length > 0 || (entry.definition.tools ?? []).some((t) => taskOnly.includes(t));
+      // An allowlist naming a tool the model cannot get is a mistake in the definition.
+      const unmountable = absent.length > 0 || allowlist.some((t) => taskOnly.includes(t));
       entry.state = unmountable ? 'error' : 'ready';
       entry.missing = [
         ...absent.map((t) => `the server does not offer the allowlisted tool "${t}"`),
@@ -146,7 +148,8 @@ export class ConnectionRegistry {
   describeTools(): { name: string; description: string; inputSchema: unknown }[] {
     return this.#names.tools().map((origin) => {
       const listed = this.#entries.get(origin.server)?.listed?.find((tool) => tool.name === origin.tool);
-      return { name: origin.eveName, description: listed?.description ?? '', inputSchema: listed?.inputSchema };
+      const definition = this.#entries.get(origin.server)?.definition;
+      return { name: origin.eveName, description: listed?.description ?? '', inputSchema: definition ? modelFacingSchema(listed?.inputSchema, definition) : listed?.inputSchema };
     });
   }
 
@@ -154,9 +157,9 @@ export class ConnectionRegistry {
   #rebuildNames(): void {
     const declared: DeclaredTools[] = [];
     for (const entry of this.#entries.values()) {
-      const allowlist = entry.definition.tools;
+      const filter = entry.definition.tools;
       const offered = entry.listed?.filter((t) => !t.taskOnly).map((t) => t.name);
-      const candidate = { server: entry.definition.name, tools: offered?.filter((t) => !allowlist || allowlist.includes(t)) ?? allowlist ?? [] };
+      const candidate = { server: entry.definition.name, tools: offered?.filter((t) => selectsTool(filter, t)) ?? allowlistOf(filter) ?? [] };
       delete entry.collision;
       try {
         new ToolNameMap([...declared, candidate]);

@@ -28,6 +28,8 @@ export interface UpstreamFetchOptions {
   timeoutMs: number;
   authorizer?: UpstreamAuthorizer;
   fetch?: typeof fetch;
+  /** The tool call these requests serve, when they are not MCP traffic themselves (an OpenAPI operation). */
+  call?: JsonRpcCall;
 }
 
 /**
@@ -60,7 +62,7 @@ export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch
     let response = await attempt(token);
     // At most two rounds: a rejected token (refreshed, or dropped to try without one), then a sign-in.
     for (let round = 0; response.status === 401 && options.authorizer && round < 2; round++) {
-      const decision = await options.authorizer.unauthorized({ response, call: jsonRpcCall(body), sentToken: token });
+      const decision = await options.authorizer.unauthorized({ response, call: options.call ?? jsonRpcCall(body), sentToken: token });
       if ('answer' in decision) {
         response = decision.answer;
         break;

@@ -4,14 +4,18 @@ import {
   displayNameOf,
   eveToolName,
   flueToolName,
+  modelFacingListing,
+  ProvidedArgumentError,
+  shapesListing,
   standInToolName,
+  withProvidedArguments,
   type ApprovalDecision,
   type ConnectionAuthorizer,
   type ConnectionRegistry,
   type FlueConnectionDefinition,
   type SessionScope,
 } from '@eve-flue/connections';
-import { readRpcMessages, type McpCallResult } from './tool-output.ts';
+import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
 
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
@@ -28,6 +32,8 @@ export interface TurnToolCalls {
   record(flueName: string, input: unknown, outcome: Promise<RecordedCall | undefined>): void;
   /** Parks the turn on a person's approval of this call (`input.requested`, kind `tool-approval`); true when approved. */
   approve(flueName: string, eveName: string, input: unknown): Promise<boolean>;
+  /** The model's id of this call (as its `action.started` has it), for provided arguments. */
+  callIdOf(flueName: string, input: unknown): Promise<string>;
 }
 
 /** A `tools/call` on its way upstream. */
@@ -100,8 +106,9 @@ export class ConnectionTools {
     const bridged = this.#options.mount(definition.name, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
     const opening = open(bridged.mount, {
-      gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
+      gate: (call, tools) => this.#gate(instanceId, definition, scope, call, tools),
       log: (params) => this.#serverLog(definition.name, params),
+      ...(shapesListing(definition) ? { listing: (result: unknown) => modelFacingListing(result, definition) } : {}),
     });
     opened.set(definition.name, opening);
     try {
@@ -117,10 +124,11 @@ export class ConnectionTools {
   }
 
   /**
-   * Whether a call may go upstream: the connection's approval policy decides, asking a person
-   * when it says `user-approval`. Every call's outcome is recorded for its `action.result`.
+   * Whether a call may go upstream: the connection's approval policy decides (on the model's
+   * input), asking a person when it says `user-approval`; then the provided arguments go in.
+   * Every call's outcome is recorded for its `action.result`.
    */
-  async #gate(instanceId: string, definition: Readonly<FlueConnectionDefinition>, call: ToolCall, tools: readonly ToolDefinition[]): Promise<Gate> {
+  async #gate(instanceId: string, definition: Readonly<FlueConnectionDefinition>, scope: SessionScope, call: ToolCall, tools: readonly ToolDefinition[]): Promise<Gate> {
     const calls = this.#options.callsOf(instanceId);
     const flueName = flueToolName(definition.name, call.name);
     const eveName = eveToolName(definition.name, call.name);
@@ -145,7 +153,21 @@ export class ConnectionTools {
       calls?.record(flueName, call.arguments, Promise.resolve({ kind: 'denied', reason }));
       return { run: false, reason };
     }
-    return { run: true, record: (result) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r })) };
+    let args: unknown;
+    try {
+      args = await withProvidedArguments(definition, call.arguments, async () => {
+        const principal = scope.turn()?.principalId;
+        const callId = (await calls?.callIdOf(flueName, call.arguments)) ?? `call_${call.id}`;
+        return { sessionId: scope.sessionId, ...(principal !== undefined ? { principal } : {}), toolName: call.name, callId };
+      });
+    } catch (error) {
+      if (!(error instanceof ProvidedArgumentError)) throw error;
+      this.#options.logger.warn({ err: error.cause, connection: definition.name, tool: eveName }, error.message);
+      const reason = error.message.replace(/^\[eve-flue\] /, '');
+      calls?.record(flueName, call.arguments, Promise.resolve({ kind: 'result', result: { isError: true, content: [{ type: 'text', text: reason }] } }));
+      return { run: false, reason };
+    }
+    return { run: true, arguments: args, record: (result) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r })) };
   }
 
   /** A server's log notification (`notifications/message`), in the bridge's log under the connection's name. */
@@ -176,7 +198,7 @@ export class ConnectionTools {
   }
 }
 
-type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>) => void } | { run: false; reason: string };
+type Gate = { run: true; arguments: unknown; record: (result: Promise<McpCallResult | undefined>) => void } | { run: false; reason: string };
 
 /** MCP log levels (RFC 5424) as the bridge's logger has them. */
 const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
@@ -193,6 +215,8 @@ const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
 interface OpenHooks {
   gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>;
   log: (params: unknown) => void;
+  /** What the model is shown of a `tools/list` result, when the connection filters or provides arguments. */
+  listing?: (result: unknown) => unknown;
 }
 
 /**
@@ -211,10 +235,13 @@ async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promis
     if (call && gated && !gated.run) {
       return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
     }
-    const response = await mount.fetch(input, init);
+    const sent = call && gated?.run && gated.arguments !== call.arguments ? { ...init, body: withArguments(init?.body as string, gated.arguments) } : init;
+    const response = await mount.fetch(input, sent);
     sessionId = response.headers.get('mcp-session-id') ?? sessionId;
     protocolVersion = new Headers(init?.headers).get('mcp-protocol-version') ?? protocolVersion;
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    const listId = hooks.listing && response.ok && response.body ? listRequestIn(init?.body) : undefined;
+    if (listId !== undefined && hooks.listing) return shapedListing(response, eventStream, listId, hooks.listing);
     const recording = call !== undefined && gated?.run === true;
     if (!response.ok || !response.body || (!eventStream && !recording)) return response;
     const [mine, theirs] = response.body.tee();
@@ -240,6 +267,33 @@ async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promis
       await response.body?.cancel();
     },
   };
+}
+
+/** The body of a `tools/call` with the arguments that go upstream. */
+function withArguments(body: string, args: unknown): string {
+  const message = JSON.parse(body) as { params: Record<string, unknown> };
+  return JSON.stringify({ ...message, params: { ...message.params, arguments: args } });
+}
+
+/** The id of a `tools/list` request, if the body is one. */
+function listRequestIn(body: RequestInit['body']): string | number | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const message = JSON.parse(body) as { id?: unknown; method?: unknown };
+    return message.method === 'tools/list' && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A `tools/list` answer (JSON or an event stream) as one JSON answer, its result as the model is shown it. */
+async function shapedListing(response: Response, eventStream: boolean, id: string | number, shape: (result: unknown) => unknown): Promise<Response> {
+  const messages: RpcMessage[] = [];
+  await readRpcMessages(response.body!, eventStream, (message) => messages.push(message.id === id && message.result ? { ...message, result: shape(message.result) as RpcMessage['result'] } : message));
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  headers.set('content-type', 'application/json');
+  return new Response(JSON.stringify(messages.length === 1 ? messages[0] : messages), { status: response.status, statusText: response.statusText, headers });
 }
 
 function toolCallIn(body: RequestInit['body']): ToolCall | undefined {

@@ -300,7 +300,7 @@ function toolCallsOf({ turn, translator }: TurnRun): TurnToolCalls {
     record: (flueName, input, outcome) => translator.record(flueName, input, outcome),
     async approve(flueName, eveName, input) {
       await translator.toolStarted(flueName, TOOL_REPORT_WAIT_MS);
-      const callId = translator.callIdAskingApproval(flueName, input) ?? `call_${randomUUID()}`;
+      const callId = translator.claimCallId(flueName, input, 'approval') ?? `call_${randomUUID()}`;
       await translator.flushed();
       const [resolution] = await turn.requestInput([
         {
@@ -315,6 +315,10 @@ function toolCallsOf({ turn, translator }: TurnRun): TurnToolCalls {
         },
       ]);
       return resolution?.outcome === 'approved';
+    },
+    async callIdOf(flueName, input) {
+      await translator.toolStarted(flueName, TOOL_REPORT_WAIT_MS);
+      return translator.claimCallId(flueName, input, 'arguments') ?? `call_${randomUUID()}`;
     },
   };
 }

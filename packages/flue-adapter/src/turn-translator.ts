@@ -5,6 +5,9 @@ import type { RecordedCall } from './connection-tools.ts';
 import type { LiveDelta } from './live-tap.ts';
 import { connectionToolOutput } from './tool-output.ts';
 
+/** What a call's id is asked for. */
+type CallIdPurpose = 'approval' | 'arguments';
+
 type Observation<T extends FlueObservation['type']> = Extract<FlueObservation, { type: T }>;
 
 const FINISH_REASONS: Record<string, FinishReason> = {
@@ -38,8 +41,8 @@ export class TurnTranslator {
   readonly #toolWaiters = new Map<string, (() => void)[]>();
   /** Each started call's key (tool name and input), by call id. */
   readonly #callKeys = new Map<string, string>();
-  /** Calls that asked for an approval: their call ids, so a second identical call gets its own. */
-  readonly #approvalAsked = new Set<string>();
+  /** Call ids already handed out, per purpose, so a second identical call gets its own. */
+  readonly #claimed: Record<CallIdPurpose, Set<string>> = { approval: new Set(), arguments: new Set() };
   /** How connection tool calls ended upstream, by call key, in call order. */
   readonly #recorded = new Map<string, Promise<RecordedCall | undefined>[]>();
   /** The first failure a step reported, for the turn's own error. */
@@ -75,11 +78,15 @@ export class TurnTranslator {
     this.#recorded.set(key, [...(this.#recorded.get(key) ?? []), outcome]);
   }
 
-  /** The id of the started call of `flueToolName` with `input` that has not asked for an approval yet. */
-  callIdAskingApproval(flueToolName: string, input: unknown): string | undefined {
+  /**
+   * The id of the started call of `flueToolName` with `input` that has not been claimed for
+   * `purpose` yet (asking an approval, resolving provided arguments): two identical calls get one each.
+   */
+  claimCallId(flueToolName: string, input: unknown, purpose: CallIdPurpose): string | undefined {
     const key = callKey(flueToolName, input);
-    const callId = [...this.#callKeys].find(([id, k]) => k === key && !this.#approvalAsked.has(id))?.[0];
-    if (callId) this.#approvalAsked.add(callId);
+    const claimed = this.#claimed[purpose];
+    const callId = [...this.#callKeys].find(([id, k]) => k === key && !claimed.has(id))?.[0];
+    if (callId) claimed.add(callId);
     return callId;
   }
 

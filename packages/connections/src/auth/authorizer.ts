@@ -137,7 +137,16 @@ export function createConnectionAuthorizer(
   };
 }
 
+const toolErrors = new WeakSet<Response>();
+
 /** A JSON-RPC result carrying a tool error: the model sees why the call could not run. */
 function toolError(call: JsonRpcCall, text: string): Response {
-  return Response.json({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text }], isError: true } });
+  const response = Response.json({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text }], isError: true } });
+  toolErrors.add(response);
+  return response;
+}
+
+/** Whether an answer is the authorizer's own tool error (a sign-in that did not end authorized), not the server's. */
+export function isToolErrorAnswer(response: Response): boolean {
+  return toolErrors.has(response);
 }
