@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '../../../test/support/free-port.ts';
 import type { Listening } from '../../../test/support/listen.ts';
+import { startPetApi, type PetApi } from '../../../test/support/pet-api.ts';
 import { startToolServers } from '../../../test/support/tool-servers.ts';
 
 const cli = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
@@ -73,6 +74,33 @@ describe('eve-flue-bridge check', () => {
     const { code, stderr } = await check(undefined, { cwd: here });
     expect(code).toBe(1);
     expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "from-dot-env" is not an origin such as https://app.example.com\n');
+  });
+
+  describe('OpenAPI connections', () => {
+    let pets: PetApi;
+    beforeAll(async () => {
+      pets = await startPetApi();
+    });
+    afterAll(async () => {
+      await pets?.close();
+    });
+
+    test('lists the operations as tools (the blocked one left out) without calling any, and without the key on the spec fetch', async () => {
+      const outcome = await check('pets', { env: { PETS_ORIGIN: pets.origin } });
+      expect(outcome).toEqual({
+        code: 0,
+        stdout: 'pets: ready, tools connection__pets__listPets, connection__pets__createPet, connection__pets__getPet, connection__pets__get_pets_petId_photos\n',
+        stderr: '',
+      });
+      expect(pets.seen.map((s) => s.url)).toEqual(['/openapi.json']);
+      expect(pets.seen[0]!.headers.authorization).toBeUndefined();
+    });
+
+    test('a spec that cannot be fetched: an error line with the reason, exit 1', async () => {
+      const { code, stdout } = await check('nospec', { env: { PETS_ORIGIN: pets.origin } });
+      expect(code).toBe(1);
+      expect(stdout).toBe(`nospec: error: the server is unavailable: MCP error -32603: OpenAPI connection "nospec" could not fetch its spec from ${pets.origin}/missing.json: HTTP 404\n`);
+    });
   });
 
   test('a dead connection alone fails the check', async () => {
