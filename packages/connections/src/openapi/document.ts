@@ -74,13 +74,13 @@ export function parseDocument(text: string, connection: string, where: string): 
 
 /**
  * The document with its local `$ref`s replaced by what they point at (swagger-parser). External
- * references are never fetched or read; a circular one is left as a `$ref`, which the schema
- * normalizer turns into `{}`.
+ * references are never fetched or read (left as `$ref`s, which the schema normalizer turns into
+ * `{}`); circular ones become cycles in the object graph, which it cuts.
  */
 export async function dereference(document: Readonly<OpenAPIDocument>, connection: string): Promise<OpenAPIDocument> {
   try {
     const copy = structuredClone(document);
-    return (await SwaggerParser.dereference(copy as never, { resolve: { external: false }, dereference: { circular: 'ignore' } })) as unknown as OpenAPIDocument;
+    return (await SwaggerParser.dereference(copy as never, { resolve: { external: false }, dereference: { circular: true } })) as unknown as OpenAPIDocument;
   } catch (error) {
     throw new Error(`OpenAPI connection "${connection}": the spec could not be read: ${describe(error)}`);
   }

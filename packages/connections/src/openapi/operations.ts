@@ -159,23 +159,26 @@ function placementOf(scheme: Record<string, unknown>): SecurityPlacement | undef
 }
 
 const JSON_SCHEMA_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
-const MAX_SCHEMA_DEPTH = 64;
+/** Eve's bound: deeper schemas are cut to `{}` (a property counts two levels). */
+const MAX_SCHEMA_DEPTH = 12;
 
 /**
- * A schema as the model is given it (Eve's normalization): a `$ref` left by a cycle becomes `{}`,
- * unknown types go, `nullable` becomes a `null` type, and a `default` or `example` that does not
- * match the type goes. Returns a copy; the dereferenced document shares its schema objects.
+ * A schema as the model is given it (Eve's normalization): a schema met again inside itself (a
+ * cycle) and a `$ref` left unresolved become `{}`, unknown types go, `nullable` becomes a `null`
+ * type, and a `default` or `example` that does not match the type goes. Returns a copy: the
+ * dereferenced document shares its schema objects.
  */
-export function normalizeSchema(schema: unknown, depth = 0): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => normalizeSchema(item, depth + 1));
+export function normalizeSchema(schema: unknown, depth = 0, within: ReadonlySet<object> = new Set()): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => normalizeSchema(item, depth + 1, within));
   if (!isRecord(schema)) return schema;
-  if (depth > MAX_SCHEMA_DEPTH || typeof schema.$ref === 'string') return {};
+  if (depth > MAX_SCHEMA_DEPTH || typeof schema.$ref === 'string' || within.has(schema)) return {};
+  const inside = new Set(within).add(schema);
   const copy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'default' || key === 'example' || key === 'enum' || key === 'const') copy[key] = value;
     else if ((key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') && isRecord(value)) {
-      copy[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, normalizeSchema(inner, depth + 1)]));
-    } else copy[key] = normalizeSchema(value, depth + 1);
+      copy[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, normalizeSchema(inner, depth + 2, inside)]));
+    } else copy[key] = normalizeSchema(value, depth + 1, inside);
   }
   const type = copy.type;
   if (typeof type === 'string' && !JSON_SCHEMA_TYPES.has(type)) delete copy.type;
