@@ -42,7 +42,8 @@ beforeAll(async () => {
           },
         }),
         defineOpenAPIConnection({ name: 'yaml', spec: `${pets.origin}/openapi.yaml`, operations: { allow: ['getPet'] } }),
-        defineOpenAPIConnection({ name: 'legacy', spec: `${legacy.origin}/swagger.json`, auth: { type: 'bearer', token: LEGACY_KEY } }),
+        // A key per caller.
+        defineOpenAPIConnection({ name: 'legacy', spec: `${legacy.origin}/swagger.json`, auth: { type: 'bearer', token: ({ principal }) => (principal ? `${LEGACY_KEY}-${principal}` : '') } }),
         // An MCP connection with the same filters and provided arguments.
         defineFlueConnection({
           name: 'notes',
@@ -157,12 +158,12 @@ describe('an OpenAPI 3.0 document from fastify', () => {
 });
 
 describe('a Swagger 2.0 document from fastify', () => {
-  test('the body parameter, and the key where the apiKey scheme puts it', async () => {
+  test('the body parameter, and the caller’s key where the apiKey scheme puts it', async () => {
     const { action } = await call('connection__legacy__createPet', { body: { name: 'Old' }, tenant: 't' });
     expect(action).toMatchObject({ status: 'completed', result: { output: { status: 201, body: { name: 'Old', tenant: 't' } } } });
     const sent = apiCalls(legacy).at(-1)!;
     expect(sent).toMatchObject({ method: 'POST', url: '/pets?tenant=t', body: { name: 'Old' } });
-    expect(sent.headers['x-api-key']).toBe(LEGACY_KEY);
+    expect(sent.headers['x-api-key']).toBe(`${LEGACY_KEY}-ann`);
     expect(sent.headers.authorization).toBeUndefined();
   });
 });
