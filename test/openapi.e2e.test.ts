@@ -7,6 +7,7 @@ import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { flueNamesIn } from './support/events.ts';
 import { recordingLogger } from './support/logs.ts';
 import { startPetApi, type PetApi } from './support/pet-api.ts';
+import { startEverythingServer, type ThirdPartyServer } from './support/third-party-mcp.ts';
 
 // Real APIs whose documents fastify's own @fastify/swagger generates: OpenAPI 3.0 and Swagger 2.0.
 const ROUTE = { ann: 'route-token-of-ann-0123456789', bob: 'route-token-of-bob-0123456789' };
@@ -15,6 +16,7 @@ const LEGACY_KEY = 'legacy-api-key-never-shown-7713';
 const logger = recordingLogger();
 let pets: PetApi;
 let legacy: PetApi;
+let everything: ThirdPartyServer;
 let bridge: DemoBridge;
 const journals: unknown[][] = [];
 const policyInputs: ApprovalCall['input'][] = [];
@@ -25,6 +27,7 @@ type AnyEvent = { type: string; data: Record<string, unknown> };
 beforeAll(async () => {
   pets = await startPetApi();
   legacy = await startPetApi({ swagger2: true });
+  everything = await startEverythingServer();
   bridge = await startDemoBridge(
     (demo) => ({
       auth: bearerTokens({ [ROUTE.ann]: 'ann', [ROUTE.bob]: 'bob' }),
@@ -58,6 +61,8 @@ beforeAll(async () => {
             },
           },
         }),
+        // The MCP reference server, which answers over event streams.
+        defineFlueConnection({ name: 'everything', url: everything.url, tools: { block: ['echo'] }, toolCall: { providedArguments: { b: 1000 } } }),
       ],
     }),
     logger,
@@ -68,6 +73,7 @@ afterAll(async () => {
   await bridge?.close();
   await pets?.close();
   await legacy?.close();
+  await everything?.close();
   expect(flueNamesIn(journals)).toEqual([]);
 });
 
@@ -177,6 +183,19 @@ describe('filters and provided arguments on an MCP connection', () => {
     expect(action?.result.output).toBe(`echo for ann in ${session.state.sessionId} as ${callId}`);
     expect(argumentContexts.at(-1)).toEqual({ principal: 'ann', sessionId: session.state.sessionId, toolName: 'echo', callId });
   });
+});
+
+test('a third-party MCP server answering over event streams: filtered, its schema without the provided key, the value replaced', async () => {
+  const status = bridge.connections.status().find((s) => s.name === 'everything')!;
+  expect(status.state).toBe('ready');
+  expect(status.tools).toContain('connection__everything__get-sum');
+  expect(status.tools).not.toContain('connection__everything__echo');
+  const described = bridge.connections.describeTools().find((t) => t.name === 'connection__everything__get-sum')!;
+  expect(Object.keys((described.inputSchema as { properties: object }).properties)).toEqual(['a']);
+  // `b` is not in the model's schema (were it still required, Flue would refuse the call).
+  const { action } = await call('connection__everything__get-sum', { a: 1 });
+  expect(JSON.stringify(action?.result.output)).toContain('1001');
+  expect((await call('connection__everything__echo', { message: 'x' })).message).toBe('No tool named connection__everything__echo is available.');
 });
 
 test('the keys reach the APIs and nowhere else: not the events, not the logs', () => {
