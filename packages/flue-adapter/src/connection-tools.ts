@@ -32,7 +32,7 @@ export interface TurnToolCalls {
   record(flueName: string, input: unknown, outcome: Promise<RecordedCall | undefined>): void;
   /** Parks the turn on a person's approval of this call (`input.requested`, kind `tool-approval`); true when approved. */
   approve(flueName: string, eveName: string, input: unknown): Promise<boolean>;
-  /** The model's id of this call (as its `action.started` has it), for provided arguments. */
+  /** The model's id of this call (the `callId` of its `action.result`), for provided arguments. */
   callIdOf(flueName: string, input: unknown): Promise<string>;
 }
 
