@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Client } from 'eve/client';
+import { Client, type ClientSession } from 'eve/client';
 import { bearerTokens } from '@eve-flue/compat-server';
 import { defineFlueConnection, defineOpenAPIConnection, type ToolCallContext } from '@eve-flue/bridge';
 import type { ApprovalCall } from '@eve-flue/connections';
 import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
-import { flueNamesIn } from './support/events.ts';
+import { flueNamesIn, readUntil } from './support/events.ts';
 import { recordingLogger } from './support/logs.ts';
 import { startPetApi, type PetApi } from './support/pet-api.ts';
 import { startEverythingServer, type ThirdPartyServer } from './support/third-party-mcp.ts';
@@ -41,7 +41,7 @@ beforeAll(async () => {
           toolCall: { providedArguments: { tenant: ({ principal }: ToolCallContext) => `tenant-of-${principal ?? 'nobody'}` } },
           approval: (call) => {
             policyInputs.push(call.input);
-            return 'not-applicable';
+            return (call.input?.body as { name?: string } | undefined)?.name?.startsWith('Ask') ? 'user-approval' : 'not-applicable';
           },
         }),
         defineOpenAPIConnection({ name: 'yaml', spec: `${pets.origin}/openapi.yaml`, operations: { allow: ['getPet'] } }),
@@ -75,6 +75,11 @@ afterAll(async () => {
   await legacy?.close();
   await everything?.close();
   expect(flueNamesIn(journals)).toEqual([]);
+  // The keys reached the APIs (asserted above) and nowhere else: not the events, not the logs.
+  const seen = JSON.stringify(journals) + logger.text();
+  expect(journals.length).toBeGreaterThan(10);
+  expect(seen).not.toContain(API_KEY);
+  expect(seen).not.toContain(LEGACY_KEY);
 });
 
 const ann = () => new Client({ host: bridge.url, auth: { bearer: ROUTE.ann } });
@@ -163,6 +168,34 @@ describe('an OpenAPI 3.0 document from fastify', () => {
   });
 });
 
+describe('approval gates on operations', () => {
+  const waitForApproval = async (session: ClientSession) => {
+    const seen = (await readUntil(session.stream({ startIndex: 0 }), (e) => e.type === 'turn.waiting')) as unknown as AnyEvent[];
+    const requested = seen.find((e) => e.type === 'input.requested')!.data as { requests: { requestId: string; kind: string; action: { toolName: string; input: unknown } }[] };
+    return requested.requests[0]!;
+  };
+
+  test('a person approves: the request, the model’s input shown, the provided argument sent', async () => {
+    const { session } = await ann().sessions.create({ message: '/tool connection__pets__createPet {"body":{"name":"Ask"},"tenant":"evil"}' });
+    const request = await waitForApproval(session);
+    expect(request).toMatchObject({ kind: 'tool-approval', action: { toolName: 'connection__pets__createPet', input: { body: { name: 'Ask' }, tenant: 'evil' } } });
+    const answered = await (await session.respond([{ requestId: request.requestId, optionId: 'approve' }])).result();
+    journals.push(answered.events as unknown[]);
+    expect(answered.message).toContain('"status":201');
+    expect(apiCalls(pets).at(-1)).toMatchObject({ method: 'POST', url: '/pets?tenant=tenant-of-ann', body: { name: 'Ask' } });
+  });
+
+  test('a person denies: TOOL_EXECUTION_DENIED, nothing reaches the API', async () => {
+    const { session } = await ann().sessions.create({ message: '/tool connection__pets__createPet {"body":{"name":"Ask not"}}' });
+    const request = await waitForApproval(session);
+    const answered = await (await session.respond([{ requestId: request.requestId, optionId: 'deny' }])).result();
+    journals.push(answered.events as unknown[]);
+    const events = answered.events as unknown as AnyEvent[];
+    expect(events.find((e) => e.type === 'action.result')?.data).toMatchObject({ status: 'failed', error: { code: 'TOOL_EXECUTION_DENIED' } });
+    expect(apiCalls(pets).some((s) => JSON.stringify(s.body ?? null).includes('Ask not'))).toBe(false);
+  });
+});
+
 describe('a Swagger 2.0 document from fastify', () => {
   test('the body parameter, and the caller’s key where the apiKey scheme puts it', async () => {
     const { action } = await call('connection__legacy__createPet', { body: { name: 'Old' }, tenant: 't' });
@@ -196,10 +229,4 @@ test('a third-party MCP server answering over event streams: filtered, its schem
   const { action } = await call('connection__everything__get-sum', { a: 1 });
   expect(JSON.stringify(action?.result.output)).toContain('1001');
   expect((await call('connection__everything__echo', { message: 'x' })).message).toBe('No tool named connection__everything__echo is available.');
-});
-
-test('the keys reach the APIs and nowhere else: not the events, not the logs', () => {
-  const everything = JSON.stringify(journals) + logger.text();
-  expect(everything).not.toContain(API_KEY);
-  expect(everything).not.toContain(LEGACY_KEY);
 });
