@@ -147,7 +147,7 @@ test('the server’s log notifications reach the bridge log under the connection
   expect(result.message).toContain('Started simulated');
   // The server sends its first log message at once, on the session's standing stream.
   await until(() => logger.entries.some((e) => e.message === 'MCP server log'));
-  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', level: expect.any(String), data: expect.stringMatching(/message/) });
+  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', serverLevel: expect.any(String), data: expect.stringMatching(/message/) });
 });
 
 test('the status names the task-only tool it does not offer, and why', async () => {

@@ -1,6 +1,7 @@
 import { CredentialError, hasStaticCredential } from './credentials.ts';
+import { describeFailure } from './failure.ts';
 import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
-import { listServerTools, type ListedTool } from './listing.ts';
+import { listServerTools, type ListedTool, type ServerListing } from './listing.ts';
 import { ToolNameCollisionError, ToolNameMap, type DeclaredTools } from './naming.ts';
 
 export type ConnectionState = 'ready' | 'needs_sign_in' | 'error';
@@ -17,6 +18,9 @@ export interface ConnectionStatus {
 interface Entry {
   definition: Readonly<FlueConnectionDefinition>;
   listed?: ListedTool[];
+  listing?: ServerListing;
+  /** The last attempt to reach the server failed (down, hung, refused): turns do not wait for it. */
+  unavailable?: boolean;
   state: ConnectionState;
   missing: string[];
   /** Setup the operator still owes (e.g. a sign-in backend that is not configured). */
@@ -82,8 +86,11 @@ export class ConnectionRegistry {
 
   async #list(entry: Entry, fetch = this.#fetchFor(entry.definition)): Promise<void> {
     try {
-      const listed = await listServerTools(entry.definition.url, fetch);
+      const listing = await listServerTools(entry.definition.url, fetch);
+      const listed = listing.tools;
       entry.listed = listed;
+      entry.listing = listing;
+      delete entry.unavailable;
       const offered = new Set(listed.map((t) => t.name));
       const absent = (entry.definition.tools ?? []).filter((t) => !offered.has(t));
       const taskOnly = listed.filter((t) => t.taskOnly).map((t) => t.name);
@@ -106,7 +113,7 @@ export class ConnectionRegistry {
         entry.missing = [`${error.message.replace(/^\[eve-flue\] /, '')}: its tools are listed at the first turn that has one`];
         return;
       }
-      this.markUnavailable(entry.definition.name, describe(error));
+      this.markUnavailable(entry.definition.name, describeFailure(error));
     }
   }
 
@@ -115,7 +122,33 @@ export class ConnectionRegistry {
     const entry = this.#entries.get(name);
     if (!entry) return;
     entry.state = 'error';
+    entry.unavailable = true;
     entry.missing = [`the server is unavailable: ${reason}`];
+  }
+
+  /** Records that a connection was reached again, e.g. by a session that opened it after it had been unavailable. */
+  markReachable(name: string): void {
+    const entry = this.#entries.get(name);
+    if (!entry?.unavailable) return;
+    delete entry.unavailable;
+    if (entry.listed) {
+      entry.state = 'ready';
+      entry.missing = [];
+    }
+  }
+
+  /** Whether the last attempt to reach the connection's server failed. */
+  isUnavailable(name: string): boolean {
+    return this.#entries.get(name)?.unavailable === true;
+  }
+
+  /**
+   * What the server listed, for a connection nobody signs in to: enough for an MCP client to open
+   * without contacting the server (what a server shows signed-in people is theirs alone).
+   */
+  listing(name: string): ServerListing | undefined {
+    const entry = this.#entries.get(name);
+    return entry && !hasSignIn(entry.definition) ? entry.listing : undefined;
   }
 
   /** Records that a sign-in could not even start (e.g. the server's metadata names another resource). */
@@ -177,8 +210,4 @@ function refusalOf(definition: Readonly<FlueConnectionDefinition>): { state: Con
   return { state: 'error', missing: 'the server wants a credential and the definition has none: add `auth` (bearer or oauth2) or `headers`' };
 }
 
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  const message = error instanceof Error ? error.message : String(error);
-  return cause?.code ? `${message} (${cause.code})` : message;
-}
+

@@ -10,8 +10,10 @@ import {
   type ConnectionRegistry,
   type FlueConnectionDefinition,
   type SessionScope,
+  describeFailure,
 } from '@eve-flue/connections';
-import { readRpcMessages, type McpCallResult } from './tool-output.ts';
+import { McpSession, type ListedServer } from './mcp-session.ts';
+import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
 
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
@@ -20,7 +22,7 @@ export interface BridgedConnection {
 }
 
 /** How a connection tool call ended upstream, for its `action.result`. */
-export type RecordedCall = { kind: 'result'; result: McpCallResult } | { kind: 'denied'; reason: string };
+export type RecordedCall = { kind: 'result'; result: McpCallResult; hasOutputSchema: boolean } | { kind: 'denied'; reason: string };
 
 /** The running turn of an instance, as its connection tool calls reach it. */
 export interface TurnToolCalls {
@@ -62,7 +64,7 @@ export interface ConnectionToolsOptions {
  */
 export class ConnectionTools {
   readonly #options: ConnectionToolsOptions;
-  readonly #opened = new Map<string, Map<string, Promise<Opened>>>();
+  readonly #opened = new Map<string, Map<string, Opening>>();
 
   constructor(options: ConnectionToolsOptions) {
     this.#options = options;
@@ -81,7 +83,7 @@ export class ConnectionTools {
     this.#opened.delete(instanceId);
     await Promise.all(
       [...opened].map(async ([name, opening]) => {
-        const connection = await opening.catch(() => undefined);
+        const connection = await opening.promise.catch(() => undefined);
         await connection?.endSession().catch((error: unknown) => this.#options.logger.warn({ err: error, connection: name }, 'could not end the MCP session'));
         await connection?.connection.close().catch(() => undefined);
       }),
@@ -95,25 +97,54 @@ export class ConnectionTools {
   async #toolsOf(instanceId: string, definition: Readonly<FlueConnectionDefinition>, scope: SessionScope): Promise<ToolDefinition[]> {
     let opened = this.#opened.get(instanceId);
     if (!opened) this.#opened.set(instanceId, (opened = new Map()));
+    const connections = this.#options.connections;
     const known = opened.get(definition.name);
-    if (known) return (await known).connection.tools;
+    // A server that could not be reached last time is not waited for: its tools come once it answers.
+    if (known) return known.settled || !connections.isUnavailable(definition.name) ? (await known.promise).connection.tools : [];
     const bridged = this.#options.mount(definition.name, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
-    const opening = open(bridged.mount, {
-      gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
-      log: (params) => this.#serverLog(definition.name, params),
-    });
+    const listed = connections.listing(definition.name);
+    const opening: Opening = {
+      settled: false,
+      promise: open(bridged.mount, listed && listedServer(listed), {
+        gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
+        log: (params) => this.#serverLog(definition.name, params),
+        progress: (params) => this.#progress(definition.name, params),
+      }),
+    };
     opened.set(definition.name, opening);
+    const waited = !connections.isUnavailable(definition.name);
     try {
-      return (await opening).connection.tools;
+      const connection = await (waited ? opening.promise : Promise.race([opening.promise, Promise.resolve(undefined)]));
+      if (connection) connections.markReachable(definition.name);
+      return connection?.connection.tools ?? this.#inBackground(opening, definition);
     } catch (error) {
+      opening.settled = true;
       if (opened.get(definition.name) === opening) opened.delete(definition.name);
       if (bridged.authorizer && bridged.authorizer.refusals > refusalsBefore) return [this.#standIn(instanceId, definition, bridged.authorizer)];
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#options.connections.markUnavailable(definition.name, reason);
+      const reason = describeFailure(error);
+      connections.markUnavailable(definition.name, reason);
       this.#options.logger.warn({ connection: definition.name, reason }, 'MCP server is unavailable; its tools are not offered this turn');
       return [];
+    } finally {
+      if (waited) opening.settled = true;
     }
+  }
+
+  /** An opening the turn does not wait for: once it ends, the next submission offers its tools (or tries again). */
+  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>): ToolDefinition[] {
+    opening.promise.then(
+      () => {
+        opening.settled = true;
+        this.#options.connections.markReachable(definition.name);
+      },
+      (error: unknown) => {
+        opening.settled = true;
+        for (const opened of this.#opened.values()) if (opened.get(definition.name) === opening) opened.delete(definition.name);
+        this.#options.connections.markUnavailable(definition.name, describeFailure(error));
+      },
+    );
+    return [];
   }
 
   /**
@@ -145,14 +176,21 @@ export class ConnectionTools {
       calls?.record(flueName, call.arguments, Promise.resolve({ kind: 'denied', reason }));
       return { run: false, reason };
     }
-    return { run: true, record: (result) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r })) };
+    return { run: true, record: (result, hasOutputSchema) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r, hasOutputSchema })) };
   }
 
   /** A server's log notification (`notifications/message`), in the bridge's log under the connection's name. */
   #serverLog(connection: string, params: unknown): void {
     const { level, logger, data } = (params ?? {}) as { level?: unknown; logger?: unknown; data?: unknown };
     const write = LOG_LEVELS[String(level)] ?? 'info';
-    this.#options.logger[write]({ connection, level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
+    // `level` is the bridge log's own: the server's level goes under its own key.
+    this.#options.logger[write]({ connection, serverLevel: level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
+  }
+
+  /** A server's progress notification for a call (`notifications/progress`), in the bridge's log. */
+  #progress(connection: string, params: unknown): void {
+    const { progress, total, message } = (params ?? {}) as { progress?: unknown; total?: unknown; message?: unknown };
+    this.#options.logger.info({ connection, progress, ...(total !== undefined ? { total } : {}), ...(typeof message === 'string' ? { progressMessage: message } : {}) }, 'MCP tool progress');
   }
 
   /** The one tool standing for a connection whose server shows its tools only after a sign-in. */
@@ -176,7 +214,17 @@ export class ConnectionTools {
   }
 }
 
-type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>) => void } | { run: false; reason: string };
+type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>, hasOutputSchema: boolean) => void } | { run: false; reason: string };
+
+/** One connection's opening for an instance; `settled` once it succeeded or failed. */
+interface Opening {
+  promise: Promise<Opened>;
+  settled: boolean;
+}
+
+function listedServer(listing: NonNullable<ReturnType<ConnectionRegistry['listing']>>): ListedServer {
+  return { ...listing, tools: listing.tools.map((tool) => tool.definition) };
+}
 
 /** MCP log levels (RFC 5424) as the bridge's logger has them. */
 const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
@@ -193,17 +241,23 @@ const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
 interface OpenHooks {
   gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>;
   log: (params: unknown) => void;
+  progress: (params: unknown) => void;
 }
 
 /**
- * Opens an MCP client through the bridge's fetch: each `tools/call` passes the gate first (a
- * refused one is answered here, as a tool error, and never sent). Answers are read a second time,
- * as they arrive, for a call's raw result and for the server's log notifications. Remembers the
- * MCP session the server opens, to end it.
+ * Opens an MCP client on the bridge's MCP session (see `McpSession`): each `tools/call` passes
+ * the gate first (a refused one is answered here, as a tool error, and never sent). Answers are
+ * read a second time, as they arrive, for a call's raw result, its progress and the server's log
+ * notifications, and `tools/list` answers for which tools declare an output schema.
  */
-async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promise<Opened> {
-  let sessionId: string | undefined;
-  let protocolVersion: string | undefined;
+async function open(mount: BridgedConnection['mount'], listed: ListedServer | undefined, hooks: OpenHooks): Promise<Opened> {
+  const onMessage = (message: RpcMessage) => {
+    if (message.method === 'notifications/message') hooks.log(message.params);
+    else if (message.method === 'notifications/progress') hooks.progress(message.params);
+  };
+  const session = new McpSession({ url: mount.url instanceof URL ? mount.url.href : mount.url, upstream: mount.fetch, ...(listed ? { listed } : {}), onStreamMessage: onMessage });
+  const typed = new Set<string>();
+  for (const tool of listed?.tools ?? []) if (declaresOutputSchema(tool)) typed.add((tool as { name: string }).name);
   let tools: readonly ToolDefinition[] = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
     const call = toolCallIn(init?.body);
@@ -211,35 +265,41 @@ async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promis
     if (call && gated && !gated.run) {
       return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
     }
-    const response = await mount.fetch(input, init);
-    sessionId = response.headers.get('mcp-session-id') ?? sessionId;
-    protocolVersion = new Headers(init?.headers).get('mcp-protocol-version') ?? protocolVersion;
+    const response = await session.fetch(input, init);
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     const recording = call !== undefined && gated?.run === true;
-    if (!response.ok || !response.body || (!eventStream && !recording)) return response;
+    const listing = methodOf(init?.body) === 'tools/list';
+    if (!response.ok || !response.body || (!eventStream && !recording && !listing)) return response;
     const [mine, theirs] = response.body.tee();
     let result: McpCallResult | undefined;
     const read = readRpcMessages(mine, eventStream, (message) => {
-      if (message.method === 'notifications/message') hooks.log(message.params);
-      else if (call && message.id === call.id && message.result) result = message.result;
+      onMessage(message);
+      if (listing && message.result) for (const tool of (message.result as { tools?: unknown[] }).tools ?? []) if (declaresOutputSchema(tool)) typed.add((tool as { name: string }).name);
+      if (call && message.id === call.id && message.result) result = message.result;
     }).then(
       () => result,
       () => result,
     );
-    if (gated?.run) gated.record(read);
+    if (call && gated?.run) gated.record(read, typed.has(call.name));
     return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   const connection = await createMcpConnection({ ...mount, fetch });
   tools = connection.tools;
-  return {
-    connection,
-    async endSession() {
-      if (!sessionId) return;
-      const headers: Record<string, string> = { 'mcp-session-id': sessionId, ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}) };
-      const response = await mount.fetch(mount.url instanceof URL ? mount.url.href : mount.url, { method: 'DELETE', headers });
-      await response.body?.cancel();
-    },
-  };
+  return { connection, endSession: () => session.end() };
+}
+
+function declaresOutputSchema(tool: unknown): boolean {
+  return typeof tool === 'object' && tool !== null && typeof (tool as { name?: unknown }).name === 'string' && (tool as { outputSchema?: unknown }).outputSchema !== undefined;
+}
+
+function methodOf(body: RequestInit['body']): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const method = (JSON.parse(body) as { method?: unknown }).method;
+    return typeof method === 'string' ? method : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function toolCallIn(body: RequestInit['body']): ToolCall | undefined {

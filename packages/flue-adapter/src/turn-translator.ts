@@ -199,7 +199,7 @@ export class TurnTranslator {
         });
         return;
       }
-      const output = upstream?.kind === 'result' && !observation.isError ? connectionToolOutput(upstream.result) : text;
+      const output = upstream?.kind === 'result' && !observation.isError ? connectionToolOutput(upstream.result, upstream.hasOutputSchema) : text;
       await this.#turn.emit('action.result', {
         result: { ...result, output, ...(observation.isError ? { isError: true } : {}) },
         status: observation.isError ? 'failed' : 'completed',
