@@ -148,6 +148,8 @@ test('the server’s log notifications reach the bridge log under the connection
   // The server sends its first log message at once, on the session's standing stream.
   await until(() => logger.entries.some((e) => e.message === 'MCP server log'));
   expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', serverLevel: expect.any(String), data: expect.stringMatching(/message/) });
+  // One `level` per log line: the bridge's own.
+  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).not.toHaveProperty('level');
 });
 
 test('the status names the task-only tool it does not offer, and why', async () => {

@@ -41,8 +41,6 @@ interface ToolCall {
 
 interface Opened {
   connection: McpConnection;
-  /** Ends the server's MCP session (`DELETE` with `Mcp-Session-Id`), if it opened one. */
-  endSession(): Promise<void>;
 }
 
 export interface ConnectionToolsOptions {
@@ -83,8 +81,9 @@ export class ConnectionTools {
     this.#opened.delete(instanceId);
     await Promise.all(
       [...opened].map(async ([name, opening]) => {
+        // First: an opening still waiting for a hung server stops waiting.
+        await opening.session.end().catch((error: unknown) => this.#options.logger.warn({ err: error, connection: name }, 'could not end the MCP session'));
         const connection = await opening.promise.catch(() => undefined);
-        await connection?.endSession().catch((error: unknown) => this.#options.logger.warn({ err: error, connection: name }, 'could not end the MCP session'));
         await connection?.connection.close().catch(() => undefined);
       }),
     );
@@ -104,14 +103,11 @@ export class ConnectionTools {
     const bridged = this.#options.mount(definition.name, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
     const listed = connections.listing(definition.name);
-    const opening: Opening = {
-      settled: false,
-      promise: open(bridged.mount, listed && listedServer(listed), {
-        gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
-        log: (params) => this.#serverLog(definition.name, params),
-        progress: (params) => this.#progress(definition.name, params),
-      }),
-    };
+    const opening = open(bridged.mount, listed && listedServer(listed), {
+      gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
+      log: (params) => this.#serverLog(definition.name, params),
+      progress: (params) => this.#progress(definition.name, params),
+    });
     opened.set(definition.name, opening);
     const waited = !connections.isUnavailable(definition.name);
     try {
@@ -216,8 +212,9 @@ export class ConnectionTools {
 
 type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>, hasOutputSchema: boolean) => void } | { run: false; reason: string };
 
-/** One connection's opening for an instance; `settled` once it succeeded or failed. */
+/** One connection's opening for an instance, on its MCP session; `settled` once it succeeded or failed. */
 interface Opening {
+  session: McpSession;
   promise: Promise<Opened>;
   settled: boolean;
 }
@@ -250,7 +247,7 @@ interface OpenHooks {
  * read a second time, as they arrive, for a call's raw result, its progress and the server's log
  * notifications, and `tools/list` answers for which tools declare an output schema.
  */
-async function open(mount: BridgedConnection['mount'], listed: ListedServer | undefined, hooks: OpenHooks): Promise<Opened> {
+function open(mount: BridgedConnection['mount'], listed: ListedServer | undefined, hooks: OpenHooks): Opening {
   const onMessage = (message: RpcMessage) => {
     if (message.method === 'notifications/message') hooks.log(message.params);
     else if (message.method === 'notifications/progress') hooks.progress(message.params);
@@ -283,9 +280,11 @@ async function open(mount: BridgedConnection['mount'], listed: ListedServer | un
     if (call && gated?.run) gated.record(read, typed.has(call.name));
     return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
-  const connection = await createMcpConnection({ ...mount, fetch });
-  tools = connection.tools;
-  return { connection, endSession: () => session.end() };
+  const promise = createMcpConnection({ ...mount, fetch }).then((connection) => {
+    tools = connection.tools;
+    return { connection };
+  });
+  return { session, promise, settled: false };
 }
 
 function declaresOutputSchema(tool: unknown): boolean {

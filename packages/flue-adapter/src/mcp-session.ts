@@ -49,6 +49,8 @@ export class McpSession {
   #initialize: Record<string, unknown> | undefined;
   #session: Promise<OpenSession> | undefined;
   #opened = 0;
+  /** Aborted when the session ends: a request still waiting for a hung server stops waiting. */
+  readonly #ended = new AbortController();
 
   constructor(options: McpSessionOptions) {
     this.#options = options;
@@ -85,6 +87,7 @@ export class McpSession {
 
   /** Ends the server's session (`DELETE` with its id) and the standing stream. */
   async end(): Promise<void> {
+    this.#ended.abort();
     const session = this.#session;
     this.#session = undefined;
     const open = await session?.catch(() => undefined);
@@ -97,7 +100,7 @@ export class McpSession {
 
   /** A session opened by Flue's own `initialize` (nothing was listed before): forwarded, and remembered. */
   async #openWith(request: Request, body: string): Promise<Response> {
-    const response = await this.#options.upstream(request.url, { method: 'POST', headers: request.headers, body, signal: request.signal });
+    const response = await this.#options.upstream(request.url, { method: 'POST', headers: request.headers, body, signal: this.#signal(request.signal) });
     if (!response.ok) return response;
     const result = await initializeAnswer(response.clone());
     this.#session = Promise.resolve(this.#started(response.headers.get('mcp-session-id') ?? undefined, result?.protocolVersion));
@@ -124,12 +127,13 @@ export class McpSession {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const id = `eve-flue-initialize-${++this.#opened}`;
     const params = this.#initialize ?? { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'eve-flue-bridge', version: '0.1.0' } };
-    const response = await upstream(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params }) });
+    const signal = this.#ended.signal;
+    const response = await upstream(url, { method: 'POST', headers, signal, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params }) });
     if (!response.ok) throw new McpHttpError(response.status, await response.text().catch(() => ''));
     const result = await initializeAnswer(response);
     if (!result) throw new Error('the server answered `initialize` without a result');
     const session = this.#started(response.headers.get('mcp-session-id') ?? undefined, result.protocolVersion);
-    const initialized = await upstream(url, { method: 'POST', headers: { ...headers, ...sessionHeaders(session) }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const initialized = await upstream(url, { method: 'POST', headers: { ...headers, ...sessionHeaders(session) }, signal, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
     await initialized.body?.cancel();
     return session;
   }
@@ -145,7 +149,7 @@ export class McpSession {
     const response = await this.#options.upstream(this.#options.url, {
       method: 'GET',
       headers: { accept: 'text/event-stream', ...sessionHeaders(session) },
-      signal: session.standing.signal,
+      signal: this.#signal(session.standing.signal),
     });
     if (!response.ok || !response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
       await response.body?.cancel();
@@ -158,7 +162,11 @@ export class McpSession {
     const headers = new Headers(request.headers);
     headers.delete('mcp-session-id');
     for (const [name, value] of Object.entries(sessionHeaders(session))) headers.set(name, value);
-    return this.#options.upstream(request.url, { method: 'POST', headers, body, signal: request.signal });
+    return this.#options.upstream(request.url, { method: 'POST', headers, body, signal: this.#signal(request.signal) });
+  }
+
+  #signal(signal: AbortSignal): AbortSignal {
+    return AbortSignal.any([signal, this.#ended.signal]);
   }
 }
 
