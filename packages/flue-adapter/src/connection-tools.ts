@@ -1,5 +1,5 @@
 import { createMcpConnection, defineTool, type McpConnection, type McpConnectionDefinition, type ToolDefinition } from '@flue/runtime';
-import type { Logger } from '@eve-flue/session-contract';
+import { TurnError, type Logger, type Principal } from '@eve-flue/session-contract';
 import {
   displayNameOf,
   eveToolName,
@@ -10,6 +10,7 @@ import {
   type ConnectionRegistry,
   type FlueConnectionDefinition,
   type SessionScope,
+  connectionIdentity,
   describeFailure,
 } from '@eve-flue/connections';
 import { McpSession, type ListedServer } from './mcp-session.ts';
@@ -45,7 +46,9 @@ interface Opened {
 
 export interface ConnectionToolsOptions {
   connections: ConnectionRegistry;
-  mount: (name: string, session: SessionScope) => BridgedConnection;
+  /** Connections resolved per caller (a `connections` function): the caller's set replaces `connections`. */
+  connectionsFor?: (session: SessionScope, principal: Principal | undefined) => Promise<ConnectionRegistry>;
+  mount: (definition: Readonly<FlueConnectionDefinition>, session: SessionScope) => BridgedConnection;
   /** A stand-in's sign-in ended authorized: the instance's running turn goes on with the real tools. */
   onSignedIn: (instanceId: string, connection: string) => void;
   /** The running turn of an instance, for its tool calls' results and approvals. */
@@ -69,9 +72,21 @@ export class ConnectionTools {
   }
 
   /** The tools for the next submission of `instanceId`, for a turn of `principal`. */
-  async prepare(instanceId: string, scope: SessionScope, principal: string | undefined): Promise<ToolDefinition[]> {
-    const mountable = this.#options.connections.mountable().filter((d) => !d.requiresPrincipal || principal !== undefined);
-    return (await Promise.all(mountable.map((definition) => this.#toolsOf(instanceId, definition, scope)))).flat();
+  async prepare(instanceId: string, scope: SessionScope, principal: Principal | undefined): Promise<ToolDefinition[]> {
+    const connections = await this.#connectionsFor(scope, principal);
+    const mountable = connections.mountable().filter((d) => !d.requiresPrincipal || principal !== undefined);
+    return (await Promise.all(mountable.map((definition) => this.#toolsOf(instanceId, definition, scope, connections)))).flat();
+  }
+
+  /** The caller's connections; a resolver that fails fails the turn (the next message tries again). */
+  async #connectionsFor(scope: SessionScope, principal: Principal | undefined): Promise<ConnectionRegistry> {
+    if (!this.#options.connectionsFor) return this.#options.connections;
+    try {
+      return await this.#options.connectionsFor(scope, principal);
+    } catch (error) {
+      this.#options.logger.warn({ err: error, sessionId: scope.sessionId }, 'the connection resolver failed; the turn fails');
+      throw new TurnError('CONNECTIONS_UNAVAILABLE', (error instanceof Error ? error.message : String(error)).replace(/^\[eve-flue\] /, ''));
+    }
   }
 
   /** The instance ended (clear, reset, retention, shutdown): its MCP sessions end with it. */
@@ -93,14 +108,15 @@ export class ConnectionTools {
     await Promise.all([...this.#opened.keys()].map((instanceId) => this.end(instanceId)));
   }
 
-  async #toolsOf(instanceId: string, definition: Readonly<FlueConnectionDefinition>, scope: SessionScope): Promise<ToolDefinition[]> {
+  async #toolsOf(instanceId: string, definition: Readonly<FlueConnectionDefinition>, scope: SessionScope, connections: ConnectionRegistry): Promise<ToolDefinition[]> {
     let opened = this.#opened.get(instanceId);
     if (!opened) this.#opened.set(instanceId, (opened = new Map()));
-    const connections = this.#options.connections;
-    const known = opened.get(definition.name);
+    // By identity (endpoint and instance key): a caller whose set names the connection differently gets a client of their own.
+    const identity = connectionIdentity(definition);
+    const known = opened.get(identity);
     // A server that could not be reached last time is not waited for: its tools come once it answers.
     if (known) return known.settled || !connections.isUnavailable(definition.name) ? (await known.promise).connection.tools : [];
-    const bridged = this.#options.mount(definition.name, scope);
+    const bridged = this.#options.mount(definition, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
     const listed = connections.listing(definition.name);
     const opening = open(bridged.mount, listed && listedServer(listed), {
@@ -108,15 +124,15 @@ export class ConnectionTools {
       log: (params) => this.#serverLog(definition.name, params),
       progress: (params) => this.#progress(definition.name, params),
     });
-    opened.set(definition.name, opening);
+    opened.set(identity, opening);
     const waited = !connections.isUnavailable(definition.name);
     try {
       const connection = await (waited ? opening.promise : Promise.race([opening.promise, Promise.resolve(undefined)]));
       if (connection) connections.markReachable(definition.name);
-      return connection?.connection.tools ?? this.#inBackground(opening, definition);
+      return connection?.connection.tools ?? this.#inBackground(opening, definition, connections);
     } catch (error) {
       opening.settled = true;
-      if (opened.get(definition.name) === opening) opened.delete(definition.name);
+      if (opened.get(identity) === opening) opened.delete(identity);
       if (bridged.authorizer && bridged.authorizer.refusals > refusalsBefore) return [this.#standIn(instanceId, definition, bridged.authorizer)];
       const reason = describeFailure(error);
       connections.markUnavailable(definition.name, reason);
@@ -128,16 +144,17 @@ export class ConnectionTools {
   }
 
   /** An opening the turn does not wait for: once it ends, the next submission offers its tools (or tries again). */
-  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>): ToolDefinition[] {
+  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>, connections: ConnectionRegistry): ToolDefinition[] {
+    const identity = connectionIdentity(definition);
     opening.promise.then(
       () => {
         opening.settled = true;
-        this.#options.connections.markReachable(definition.name);
+        connections.markReachable(definition.name);
       },
       (error: unknown) => {
         opening.settled = true;
-        for (const opened of this.#opened.values()) if (opened.get(definition.name) === opening) opened.delete(definition.name);
-        this.#options.connections.markUnavailable(definition.name, describeFailure(error));
+        for (const opened of this.#opened.values()) if (opened.get(identity) === opening) opened.delete(identity);
+        connections.markUnavailable(definition.name, describeFailure(error));
       },
     );
     return [];
