@@ -6,13 +6,31 @@
 export function describeFailure(error: unknown): string {
   const chain = [...causes(error)];
   const status = chain.map(httpStatusOf).find((s) => s !== undefined);
-  const message = chain
-    .map((e) => (e instanceof Error ? e.message : typeof e === 'string' ? e : ''))
-    .map((m) => m.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint( \(HTTP \d+\))?:\s*/, '').trim())
-    .find((m) => m !== '');
+  const messages = [
+    ...new Set(
+      chain
+        .map((e) => (e instanceof Error ? e.message : typeof e === 'string' ? e : ''))
+        .map((m) => serverWords(m.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint( \(HTTP \d+\))?:\s*/, '').trim()))
+        .filter((m) => m !== ''),
+    ),
+  ];
+  const message = messages.join(': ');
   const code = chain.map((e) => (e as { code?: unknown })?.code).find((c): c is string => typeof c === 'string');
-  const parts = [status !== undefined && !message?.includes(`HTTP ${status}`) ? `HTTP ${status}` : undefined, message, code && !message?.includes(code) ? `(${code})` : undefined];
-  return parts.filter(Boolean).join(' ').replace(/^(HTTP \d+) /, '$1: ') || 'unknown error';
+  const withCode = code && !message.includes(code) ? `${message} (${code})`.trim() : message;
+  const prefix = status !== undefined && !message.includes(`HTTP ${status}`) ? `HTTP ${status}` : '';
+  return [prefix, withCode].filter(Boolean).join(': ') || 'unknown error';
+}
+
+/** A JSON error body reduced to its message (JSON-RPC `error.message`, or `error`), else the text as it is. */
+function serverWords(text: string): string {
+  if (!text.startsWith('{')) return text;
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | unknown; message?: unknown };
+    const said = typeof body.error === 'object' && body.error !== null ? (body.error as { message?: unknown }).message : (body.error ?? body.message);
+    return typeof said === 'string' ? said : text;
+  } catch {
+    return text;
+  }
 }
 
 function* causes(error: unknown): Generator<unknown> {
