@@ -28,7 +28,7 @@ export function connectionRoutes(connections: ConnectionRegistry, broker: SignIn
         })
       : connections;
     const statuses = await Promise.all(
-      registry.status().map(async (status): Promise<ConnectionStatus> => {
+      registry.status(principal?.id).map(async (status): Promise<ConnectionStatus> => {
         if (status.state !== 'ready' || !broker.handles(status.name)) return status;
         if (subject && (await broker.token(status.name, subject))) return status;
         return { ...status, state: 'needs_sign_in', missing: [`sign in to ${status.name}: no token is held for this caller`] };

@@ -5,7 +5,7 @@
  */
 export function describeFailure(error: unknown): string {
   const chain = [...causes(error)];
-  const status = chain.map(httpStatusOf).find((s) => s !== undefined);
+  const status = failureStatus(error);
   const messages = [
     ...new Set(
       chain
@@ -31,6 +31,11 @@ function serverWords(text: string): string {
   } catch {
     return text;
   }
+}
+
+/** The HTTP status anywhere in an error's cause chain. */
+export function failureStatus(error: unknown): number | undefined {
+  return [...causes(error)].map(httpStatusOf).find((s) => s !== undefined);
 }
 
 function* causes(error: unknown): Generator<unknown> {

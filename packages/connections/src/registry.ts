@@ -1,4 +1,4 @@
-import { CredentialError, hasStaticCredential } from './credentials.ts';
+import { CredentialError, hasCallerCredential, hasStaticCredential } from './credentials.ts';
 import { describeFailure } from './failure.ts';
 import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
 import { listServerTools, type ListedTool, type ServerListing } from './listing.ts';
@@ -29,6 +29,9 @@ interface Entry {
   collision?: string;
 }
 
+/** What one caller met, for a connection whose credential is resolved per caller. */
+export type CallerOutcome = { state: 'ready'; tools?: string[] } | { state: 'refused'; status: number };
+
 /**
  * The declared connections, what each offers, and what each is missing. The tool-name map is
  * rebuilt from every listing, so names always map forward from what servers declare.
@@ -37,6 +40,8 @@ export class ConnectionRegistry {
   readonly #entries: Map<string, Entry>;
   readonly #fetchFor: (definition: Readonly<FlueConnectionDefinition>) => typeof fetch;
   #names = new ToolNameMap();
+  /** Per connection with a per-caller credential: what each principal's requests last met. */
+  readonly #callers = new Map<string, Map<string, CallerOutcome>>();
 
   constructor(definitions: readonly Readonly<FlueConnectionDefinition>[], fetchFor: (definition: Readonly<FlueConnectionDefinition>) => typeof fetch) {
     this.#entries = new Map();
@@ -165,12 +170,34 @@ export class ConnectionRegistry {
     if (entry) entry.setup = missing;
   }
 
-  status(): ConnectionStatus[] {
+  /** Records what a caller's requests met, for a connection whose credential is resolved per caller (others: ignored). */
+  recordCaller(name: string, principal: string, outcome: CallerOutcome): void {
+    const entry = this.#entries.get(name);
+    if (!entry || !hasCallerCredential(entry.definition)) return;
+    const callers = this.#callers.get(name) ?? new Map<string, CallerOutcome>();
+    this.#callers.set(name, callers);
+    // A call that went through says nothing new about the tools: the ones seen at opening stay.
+    const previous = callers.get(principal);
+    const tools = outcome.state === 'ready' ? (outcome.tools ?? (previous?.state === 'ready' ? previous.tools : undefined)) : undefined;
+    callers.set(principal, outcome.state === 'ready' ? { state: 'ready', ...(tools ? { tools } : {}) } : outcome);
+  }
+
+  /** Every connection's status; for `principal`, what that caller last met where the credential is theirs. */
+  status(principal?: string): ConnectionStatus[] {
     return [...this.#entries.values()].map((entry) => {
-      const missing = [...entry.missing, ...(entry.collision ? [entry.collision] : []), ...(entry.setup ? [entry.setup] : [])];
+      const caller = principal === undefined ? undefined : this.#callers.get(entry.definition.name)?.get(principal);
+      // A caller whose requests went through keeps the listing's notes (tools not offered), not its failure.
+      const own =
+        caller?.state === 'refused'
+          ? [`the server refused this caller’s credential (HTTP ${caller.status}): check \`auth\` or \`headers\``]
+          : caller && entry.state !== 'ready'
+            ? []
+            : entry.missing;
+      const missing = [...own, ...(entry.collision ? [entry.collision] : []), ...(entry.setup ? [entry.setup] : [])];
       // Setup only an operator can do (e.g. configuring Vercel Connect) is an error, not a sign-in.
-      const state: ConnectionState = entry.collision || entry.setup ? 'error' : entry.state;
-      const tools = this.#names.tools().filter((origin) => origin.server === entry.definition.name).map((origin) => origin.eveName);
+      const state: ConnectionState = entry.collision || entry.setup || caller?.state === 'refused' ? 'error' : caller ? 'ready' : entry.state;
+      const listed = this.#names.tools().filter((origin) => origin.server === entry.definition.name).map((origin) => origin.eveName);
+      const tools = caller?.state === 'ready' && caller.tools && listed.length === 0 ? caller.tools : listed;
       return { name: entry.definition.name, state, tools, missing };
     });
   }
@@ -206,6 +233,8 @@ export class ConnectionRegistry {
 /** What a 401 at listing means: a sign-in to do, a credential the server refused, or none in the definition. */
 function refusalOf(definition: Readonly<FlueConnectionDefinition>): { state: ConnectionState; missing: string } {
   if (hasSignIn(definition)) return { state: 'needs_sign_in', missing: 'sign in: the server lists its tools only to signed-in callers' };
+  // Listed with no caller, a per-caller credential had nothing to send: not a refusal.
+  if (hasCallerCredential(definition)) return { state: 'error', missing: 'the server lists its tools only with a caller’s credential: each caller’s status shows once their turn has used it' };
   if (hasStaticCredential(definition)) return { state: 'error', missing: 'the server refused the connection’s credential (HTTP 401): check `auth` or `headers`' };
   return { state: 'error', missing: 'the server wants a credential and the definition has none: add `auth` (bearer or oauth2) or `headers`' };
 }

@@ -12,6 +12,8 @@ import {
   type SessionScope,
   connectionIdentity,
   describeFailure,
+  failureStatus,
+  hasCallerCredential,
 } from '@eve-flue/connections';
 import { McpSession, type ListedServer } from './mcp-session.ts';
 import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
@@ -75,7 +77,7 @@ export class ConnectionTools {
   async prepare(instanceId: string, scope: SessionScope, principal: Principal | undefined): Promise<ToolDefinition[]> {
     const connections = await this.#connectionsFor(scope, principal);
     const mountable = connections.mountable().filter((d) => !d.requiresPrincipal || principal !== undefined);
-    return (await Promise.all(mountable.map((definition) => this.#toolsOf(instanceId, definition, scope, connections)))).flat();
+    return (await Promise.all(mountable.map((definition) => this.#toolsOf(instanceId, definition, scope, connections, principal?.id)))).flat();
   }
 
   /** The caller's connections; a resolver that fails fails the turn (the next message tries again). */
@@ -108,7 +110,13 @@ export class ConnectionTools {
     await Promise.all([...this.#opened.keys()].map((instanceId) => this.end(instanceId)));
   }
 
-  async #toolsOf(instanceId: string, definition: Readonly<FlueConnectionDefinition>, scope: SessionScope, connections: ConnectionRegistry): Promise<ToolDefinition[]> {
+  async #toolsOf(
+    instanceId: string,
+    definition: Readonly<FlueConnectionDefinition>,
+    scope: SessionScope,
+    connections: ConnectionRegistry,
+    principal: string | undefined,
+  ): Promise<ToolDefinition[]> {
     let opened = this.#opened.get(instanceId);
     if (!opened) this.#opened.set(instanceId, (opened = new Map()));
     // By identity (endpoint and instance key): a caller whose set names the connection differently gets a client of their own.
@@ -123,17 +131,28 @@ export class ConnectionTools {
       gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
       log: (params) => this.#serverLog(definition.name, params),
       progress: (params) => this.#progress(definition.name, params),
+      answered: (status) => this.#answered(connections, definition.name, scope.turn()?.principalId, status),
     });
     opened.set(identity, opening);
     const waited = !connections.isUnavailable(definition.name);
     try {
       const connection = await (waited ? opening.promise : Promise.race([opening.promise, Promise.resolve(undefined)]));
       if (connection) connections.markReachable(definition.name);
+      // Opened with the caller's credential (nothing was listed before): what they see is theirs.
+      if (connection && !listed && principal !== undefined) {
+        connections.recordCaller(definition.name, principal, { state: 'ready', tools: connection.connection.tools.map((tool) => connections.names.toEve(tool.name)) });
+      }
       return connection?.connection.tools ?? this.#inBackground(opening, definition, connections);
     } catch (error) {
       opening.settled = true;
       if (opened.get(identity) === opening) opened.delete(identity);
       if (bridged.authorizer && bridged.authorizer.refusals > refusalsBefore) return [this.#standIn(instanceId, definition, bridged.authorizer)];
+      const status = failureStatus(error);
+      // This caller's credential was refused: their status says so, nobody else's changes.
+      if ((status === 401 || status === 403) && principal !== undefined && hasCallerCredential(definition)) {
+        connections.recordCaller(definition.name, principal, { state: 'refused', status });
+        return [];
+      }
       const reason = describeFailure(error);
       connections.markUnavailable(definition.name, reason);
       this.#options.logger.warn({ connection: definition.name, reason }, 'MCP server is unavailable; its tools are not offered this turn');
@@ -200,6 +219,13 @@ export class ConnectionTools {
     this.#options.logger[write]({ connection, serverLevel: level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
   }
 
+  /** What a call's answer says of the caller's credential, for a connection whose credential is theirs. */
+  #answered(connections: ConnectionRegistry, name: string, principal: string | undefined, status: number): void {
+    if (principal === undefined) return;
+    if (status === 401 || status === 403) connections.recordCaller(name, principal, { state: 'refused', status });
+    else if (status < 300) connections.recordCaller(name, principal, { state: 'ready' });
+  }
+
   /** A server's progress notification for a call (`notifications/progress`), in the bridge's log. */
   #progress(connection: string, params: unknown): void {
     const { progress, total, message } = (params ?? {}) as { progress?: unknown; total?: unknown; message?: unknown };
@@ -256,6 +282,8 @@ interface OpenHooks {
   gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>;
   log: (params: unknown) => void;
   progress: (params: unknown) => void;
+  /** The HTTP status of a call's answer from the server. */
+  answered: (status: number) => void;
 }
 
 /**
@@ -280,6 +308,7 @@ function open(mount: BridgedConnection['mount'], listed: ListedServer | undefine
       return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
     }
     const response = await session.fetch(input, init);
+    if (call && gated?.run) hooks.answered(response.status);
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     const recording = call !== undefined && gated?.run === true;
     const listing = methodOf(init?.body) === 'tools/list';
