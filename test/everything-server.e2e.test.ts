@@ -152,6 +152,18 @@ test('the server’s log notifications reach the bridge log under the connection
   expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).not.toHaveProperty('level');
 });
 
+test('each call carries a progressToken: the server’s progress reaches the bridge log', async () => {
+  const before = proxy.requests.length;
+  const logged = logger.entries.length;
+  const { result } = await ask(clientOf('ann'), '/tool connection__everything__trigger-long-running-operation {"duration":0.2,"steps":2}');
+  expect(result.message).toContain('Long running operation completed');
+  const call = proxy.requests.slice(before).find((r) => r.body.includes('"tools/call"'))!;
+  expect(JSON.parse(call.body).params._meta.progressToken).toBeDefined();
+  const progress = () => logger.entries.slice(logged).filter((e) => e.message === 'MCP tool progress').map((e) => e.fields);
+  await until(() => progress().length >= 2);
+  expect(progress()).toEqual([expect.objectContaining({ connection: 'everything', progress: 1, total: 2 }), expect.objectContaining({ connection: 'everything', progress: 2, total: 2 })]);
+});
+
 test('the status names the task-only tool it does not offer, and why', async () => {
   const status = (await (await fetch(`${bridge.url}/eve/v1/connections`, { headers: { authorization: `Bearer ${ROUTE.ann}` } })).json()) as {
     connections: { name: string; state: string; tools: string[]; missing: string[] }[];

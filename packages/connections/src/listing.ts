@@ -17,6 +17,8 @@ export interface ServerListing {
   capabilities?: unknown;
   serverInfo?: unknown;
   instructions?: string;
+  /** The protocol version the server agreed to. */
+  protocolVersion?: string;
 }
 
 /** Lists a server's tools with the MCP SDK, through the given fetch, following pagination. */
@@ -36,7 +38,14 @@ export async function listServerTools(url: string, upstreamFetch: typeof fetch):
       cursor = page.nextCursor;
     } while (cursor);
     const instructions = client.getInstructions();
-    return { tools, capabilities: client.getServerCapabilities(), serverInfo: client.getServerVersion(), ...(instructions ? { instructions } : {}) };
+    const protocolVersion = transport.protocolVersion;
+    return {
+      tools,
+      capabilities: client.getServerCapabilities(),
+      serverInfo: client.getServerVersion(),
+      ...(instructions ? { instructions } : {}),
+      ...(protocolVersion ? { protocolVersion } : {}),
+    };
   } finally {
     await client.close();
   }

@@ -7,6 +7,8 @@ export interface ListedServer {
   capabilities?: unknown;
   serverInfo?: unknown;
   instructions?: string;
+  /** The version the server agreed to when it was listed. */
+  protocolVersion?: string;
 }
 
 export interface McpSessionOptions {
@@ -219,10 +221,10 @@ function answer(message: RpcRequest, result: unknown): Response {
   return Response.json({ jsonrpc: '2.0', id: message.id ?? null, result });
 }
 
-/** The opening answer from what the server listed; the protocol version is the client's, and the real one is negotiated at the first call. */
+/** The opening answer from what the server listed, in the version it agreed to then (the client's own when unknown). */
 function initializeResult(listed: ListedServer, params: Record<string, unknown>): Record<string, unknown> {
   return {
-    protocolVersion: params.protocolVersion,
+    protocolVersion: listed.protocolVersion ?? params.protocolVersion,
     capabilities: listed.capabilities ?? { tools: {} },
     serverInfo: listed.serverInfo ?? { name: 'mcp-server', version: '0' },
     ...(listed.instructions ? { instructions: listed.instructions } : {}),
