@@ -20,7 +20,6 @@ import {
   type CompatServer,
   type Logger,
   type Mode,
-  type Principal,
   type SiteOptions,
 } from '@eve-flue/compat-server';
 import {
@@ -290,7 +289,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     agent: config.agent,
     modelId: config.modelId ?? 'unknown',
     connections,
-    ...(sets ? { connectionsFor: (session: SessionScope, principal: Principal | undefined) => sets.for({ sessionId: session.sessionId, ...(principal ? { principal } : {}) }) } : {}),
+    ...(sets ? { callerConnections: { for: (session, principal) => sets.for({ sessionId: session.sessionId, ...(principal ? { principal } : {}) }), forget: (sessionId) => sets.forget(sessionId) } } : {}),
     mountConnection: (definition, session) => {
       const name = definition.name;
       const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });

@@ -18,6 +18,12 @@ import {
 import { McpSession, type ListedServer } from './mcp-session.ts';
 import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
 
+/** Connections resolved per caller: each turn's set, and forgetting a session's sets when it ends. */
+export interface CallerConnections {
+  for(session: SessionScope, principal: Principal | undefined): Promise<ConnectionRegistry>;
+  forget(sessionId: string): void;
+}
+
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
   mount: McpConnectionDefinition & { fetch: typeof fetch };
@@ -49,7 +55,7 @@ interface Opened {
 export interface ConnectionToolsOptions {
   connections: ConnectionRegistry;
   /** Connections resolved per caller (a `connections` function): the caller's set replaces `connections`. */
-  connectionsFor?: (session: SessionScope, principal: Principal | undefined) => Promise<ConnectionRegistry>;
+  callerConnections?: CallerConnections;
   mount: (definition: Readonly<FlueConnectionDefinition>, session: SessionScope) => BridgedConnection;
   /** A stand-in's sign-in ended authorized: the instance's running turn goes on with the real tools. */
   onSignedIn: (instanceId: string, connection: string) => void;
@@ -82,9 +88,9 @@ export class ConnectionTools {
 
   /** The caller's connections; a resolver that fails fails the turn (the next message tries again). */
   async #connectionsFor(scope: SessionScope, principal: Principal | undefined): Promise<ConnectionRegistry> {
-    if (!this.#options.connectionsFor) return this.#options.connections;
+    if (!this.#options.callerConnections) return this.#options.connections;
     try {
-      return await this.#options.connectionsFor(scope, principal);
+      return await this.#options.callerConnections.for(scope, principal);
     } catch (error) {
       this.#options.logger.warn({ err: error, sessionId: scope.sessionId }, 'the connection resolver failed; the turn fails');
       throw new TurnError('CONNECTIONS_UNAVAILABLE', (error instanceof Error ? error.message : String(error)).replace(/^\[eve-flue\] /, ''));

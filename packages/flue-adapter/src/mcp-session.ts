@@ -157,7 +157,22 @@ export class McpSession {
       await response.body?.cancel();
       return;
     }
-    await readRpcMessages(response.body, true, this.#options.onStreamMessage);
+    await readRpcMessages(response.body, true, (message) => {
+      if (message.method !== undefined && message.id !== undefined) void this.#answerServer(session, message.id, message.method).catch(() => undefined);
+      else this.#options.onStreamMessage(message);
+    });
+  }
+
+  /** A request of the server's (`ping`, or one the bridge does not serve, e.g. sampling): answered, so that the server does not wait. */
+  async #answerServer(session: OpenSession, id: string | number, method: string): Promise<void> {
+    const answer = method === 'ping' ? { result: {} } : { error: { code: -32601, message: `The client does not serve ${method}.` } };
+    const response = await this.#options.upstream(this.#options.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sessionHeaders(session) },
+      body: JSON.stringify({ jsonrpc: '2.0', id, ...answer }),
+      signal: this.#ended.signal,
+    });
+    await response.body?.cancel();
   }
 
   #send(request: Request, body: string, session: OpenSession): Promise<Response> {

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { start, type StartOptions } from '@flue/runtime/node';
-import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type Principal, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
+import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type FlueConnectionDefinition, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
-import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
+import { ConnectionTools, type BridgedConnection, type CallerConnections, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { flueStore } from './flue-store.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
@@ -26,7 +26,7 @@ export interface FlueRuntimeOptions {
   modelId: string;
   connections: ConnectionRegistry;
   /** Connections resolved per caller: the caller's set, in place of `connections`, for each turn. */
-  connectionsFor?: (session: SessionScope, principal: Principal | undefined) => Promise<ConnectionRegistry>;
+  callerConnections?: CallerConnections;
   /** A connection as mounted for one session's instance. */
   mountConnection: (definition: Readonly<FlueConnectionDefinition>, session: SessionScope) => BridgedConnection;
   /** Where Flue keeps conversations (`flue.db`, unless `db` says otherwise) and the instance directory; in memory when absent. */
@@ -82,7 +82,7 @@ export class FlueRuntime implements AgentRuntime {
     this.#agent = this.#bridged(options.agent);
     this.#connectionTools = new ConnectionTools({
       connections: options.connections,
-      ...(options.connectionsFor ? { connectionsFor: options.connectionsFor } : {}),
+      ...(options.callerConnections ? { callerConnections: options.callerConnections } : {}),
       mount: options.mountConnection,
       logger: options.logger,
       onSignedIn: (instanceId, connection) => this.#running.get(instanceId)?.signedIn(connection),
@@ -209,6 +209,7 @@ export class FlueRuntime implements AgentRuntime {
   async endSession(sessionId: string): Promise<void> {
     const ended = await this.#instances.instanceFor(sessionId);
     this.#instances.forget(sessionId);
+    this.#options.callerConnections?.forget(sessionId);
     await this.#endInstance(ended);
   }
 
