@@ -15,7 +15,8 @@ export function describeFailure(error: unknown): string {
     ),
   ];
   const message = messages.join(': ');
-  const code = chain.map((e) => (e as { code?: unknown })?.code).find((c): c is string => typeof c === 'string');
+  // A network error's code (ECONNREFUSED, UND_ERR_…), not a library's own names for its errors.
+  const code = chain.map((e) => (e as { code?: unknown })?.code).find((c): c is string => typeof c === 'string' && /^(E[A-Z0-9]+|UND_ERR_[A-Z_]+)$/.test(c));
   const withCode = code && !message.includes(code) ? `${message} (${code})`.trim() : message;
   const prefix = status !== undefined && !message.includes(`HTTP ${status}`) ? `HTTP ${status}` : '';
   return [prefix, withCode].filter(Boolean).join(': ') || 'unknown error';

@@ -1,5 +1,5 @@
 import { CredentialError, hasCallerCredential, hasStaticCredential } from './credentials.ts';
-import { describeFailure } from './failure.ts';
+import { describeFailure, failureStatus } from './failure.ts';
 import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
 import { listServerTools, type ListedTool, type ServerListing } from './listing.ts';
 import { ToolNameCollisionError, ToolNameMap, type DeclaredTools } from './naming.ts';
@@ -19,14 +19,22 @@ interface Entry {
   definition: Readonly<FlueConnectionDefinition>;
   listed?: ListedTool[];
   listing?: ServerListing;
-  /** The last attempt to reach the server failed (down, hung, refused): turns do not wait for it. */
-  unavailable?: boolean;
+  /** What the last listing found. */
   state: ConnectionState;
   missing: string[];
+  /** Why the server could not be used since (it stands until the server answers again). */
+  failure?: Failure;
   /** Setup the operator still owes (e.g. a sign-in backend that is not configured). */
   setup?: string;
   /** Why this connection is not mounted: its tool names collide with an earlier connection's. */
   collision?: string;
+}
+
+interface Failure {
+  state: ConnectionState;
+  line: string;
+  /** The server could not be reached (down, hung): turns do not wait for it. */
+  unreachable: boolean;
 }
 
 /** What one caller met, for a connection whose credential is resolved per caller. */
@@ -95,7 +103,7 @@ export class ConnectionRegistry {
       const listed = listing.tools;
       entry.listed = listed;
       entry.listing = listing;
-      delete entry.unavailable;
+      delete entry.failure;
       const offered = new Set(listed.map((t) => t.name));
       const absent = (entry.definition.tools ?? []).filter((t) => !offered.has(t));
       const taskOnly = listed.filter((t) => t.taskOnly).map((t) => t.name);
@@ -107,15 +115,17 @@ export class ConnectionRegistry {
         ...taskOnly.map((t) => `tool "${t}" is not offered: it runs only as an MCP task (execution.taskSupport "required"), which Flue cannot call`),
       ];
     } catch (error) {
-      if ((error as { code?: unknown }).code === 401) {
+      if (failureStatus(error) === 401) {
         const refusal = refusalOf(entry.definition);
         entry.state = refusal.state;
         entry.missing = [refusal.missing];
+        delete entry.failure;
         return;
       }
       if (error instanceof CredentialError) {
         entry.state = 'error';
         entry.missing = [`${error.message.replace(/^\[eve-flue\] /, '')}: its tools are listed at the first turn that has one`];
+        delete entry.failure;
         return;
       }
       this.markUnavailable(entry.definition.name, describeFailure(error));
@@ -124,27 +134,31 @@ export class ConnectionRegistry {
 
   /** Records that a connection could not be used (from a listing or from the agent runtime). */
   markUnavailable(name: string, reason: string): void {
-    const entry = this.#entries.get(name);
-    if (!entry) return;
-    entry.state = 'error';
-    entry.unavailable = true;
-    entry.missing = [`the server is unavailable: ${reason}`];
+    this.#fail(name, { state: 'error', line: `the server is unavailable: ${reason}`, unreachable: true });
   }
 
-  /** Records that a connection was reached again, e.g. by a session that opened it after it had been unavailable. */
+  /** Records that the server refused the connection's own credential (or wants one): the same line as at startup. */
+  markRefused(name: string): void {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    const refusal = refusalOf(entry.definition);
+    this.#fail(name, { state: refusal.state, line: refusal.missing, unreachable: false });
+  }
+
+  /** Records that the server answered again: what its listing found stands. */
   markReachable(name: string): void {
     const entry = this.#entries.get(name);
-    if (!entry?.unavailable) return;
-    delete entry.unavailable;
-    if (entry.listed) {
-      entry.state = 'ready';
-      entry.missing = [];
-    }
+    if (entry) delete entry.failure;
   }
 
   /** Whether the last attempt to reach the connection's server failed. */
   isUnavailable(name: string): boolean {
-    return this.#entries.get(name)?.unavailable === true;
+    return this.#entries.get(name)?.failure?.unreachable === true;
+  }
+
+  #fail(name: string, failure: Failure): void {
+    const entry = this.#entries.get(name);
+    if (entry) entry.failure = failure;
   }
 
   /**
@@ -158,10 +172,7 @@ export class ConnectionRegistry {
 
   /** Records that a sign-in could not even start (e.g. the server's metadata names another resource). */
   markSignInFailed(name: string, reason: string): void {
-    const entry = this.#entries.get(name);
-    if (!entry) return;
-    entry.state = 'error';
-    entry.missing = [`sign-in refused: ${reason}`];
+    this.#fail(name, { state: 'error', line: `sign-in refused: ${reason}`, unreachable: false });
   }
 
   /** Records setup a connection lacks before anyone can sign in to it; it stays until restart. */
@@ -187,15 +198,16 @@ export class ConnectionRegistry {
     return [...this.#entries.values()].map((entry) => {
       const caller = principal === undefined ? undefined : this.#callers.get(entry.definition.name)?.get(principal);
       // A caller whose requests went through keeps the listing's notes (tools not offered), not its failure.
+      const base = entry.failure ? { state: entry.failure.state, missing: [entry.failure.line] } : { state: entry.state, missing: entry.missing };
       const own =
         caller?.state === 'refused'
           ? [`the server refused this caller’s credential (HTTP ${caller.status}): check \`auth\` or \`headers\``]
-          : caller && entry.state !== 'ready'
+          : caller && base.state !== 'ready'
             ? []
-            : entry.missing;
+            : base.missing;
       const missing = [...own, ...(entry.collision ? [entry.collision] : []), ...(entry.setup ? [entry.setup] : [])];
       // Setup only an operator can do (e.g. configuring Vercel Connect) is an error, not a sign-in.
-      const state: ConnectionState = entry.collision || entry.setup || caller?.state === 'refused' ? 'error' : caller ? 'ready' : entry.state;
+      const state: ConnectionState = entry.collision || entry.setup || caller?.state === 'refused' ? 'error' : caller ? 'ready' : base.state;
       const listed = this.#names.tools().filter((origin) => origin.server === entry.definition.name).map((origin) => origin.eveName);
       const tools = caller?.state === 'ready' && caller.tools && listed.length === 0 ? caller.tools : listed;
       return { name: entry.definition.name, state, tools, missing };

@@ -15,7 +15,7 @@ import {
   failureStatus,
   hasCallerCredential,
 } from '@eve-flue/connections';
-import { McpSession, type ListedServer } from './mcp-session.ts';
+import { McpHttpError, McpSession, type ListedServer } from './mcp-session.ts';
 import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
 
 /** Connections resolved per caller: each turn's set, and forgetting a session's sets when it ends. */
@@ -137,18 +137,19 @@ export class ConnectionTools {
       gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
       log: (params) => this.#serverLog(definition.name, params),
       progress: (params) => this.#progress(definition.name, params),
-      answered: (status) => this.#answered(connections, definition.name, scope.turn()?.principalId, status),
+      answered: (answer) => this.#answered(connections, definition, scope.turn()?.principalId, answer),
     });
     opened.set(identity, opening);
     const waited = !connections.isUnavailable(definition.name);
     try {
       const connection = await (waited ? opening.promise : Promise.race([opening.promise, Promise.resolve(undefined)]));
-      if (connection) connections.markReachable(definition.name);
+      // Opened on the listing, nothing was asked of the server: only a real answer says it is back.
+      if (connection && !listed) connections.markReachable(definition.name);
       // Opened with the caller's credential (nothing was listed before): what they see is theirs.
       if (connection && !listed && principal !== undefined) {
         connections.recordCaller(definition.name, principal, { state: 'ready', tools: connection.connection.tools.map((tool) => connections.names.toEve(tool.name)) });
       }
-      return connection?.connection.tools ?? this.#inBackground(opening, definition, connections);
+      return connection?.connection.tools ?? this.#inBackground(opening, definition, connections, !listed);
     } catch (error) {
       opening.settled = true;
       if (opened.get(identity) === opening) opened.delete(identity);
@@ -157,6 +158,11 @@ export class ConnectionTools {
       // This caller's credential was refused: their status says so, nobody else's changes.
       if ((status === 401 || status === 403) && principal !== undefined && hasCallerCredential(definition)) {
         connections.recordCaller(definition.name, principal, { state: 'refused', status });
+        return [];
+      }
+      // The connection's own credential was refused (or it has none): the line the startup listing gives.
+      if (status === 401) {
+        connections.markRefused(definition.name);
         return [];
       }
       const reason = describeFailure(error);
@@ -169,12 +175,12 @@ export class ConnectionTools {
   }
 
   /** An opening the turn does not wait for: once it ends, the next submission offers its tools (or tries again). */
-  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>, connections: ConnectionRegistry): ToolDefinition[] {
+  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>, connections: ConnectionRegistry, contacted: boolean): ToolDefinition[] {
     const identity = connectionIdentity(definition);
     opening.promise.then(
       () => {
         opening.settled = true;
-        connections.markReachable(definition.name);
+        if (contacted) connections.markReachable(definition.name);
       },
       (error: unknown) => {
         opening.settled = true;
@@ -225,17 +231,40 @@ export class ConnectionTools {
     this.#options.logger[write]({ connection, serverLevel: level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
   }
 
-  /** What a call's answer says of the caller's credential, for a connection whose credential is theirs. */
-  #answered(connections: ConnectionRegistry, name: string, principal: string | undefined, status: number): void {
-    if (principal === undefined) return;
-    if (status === 401 || status === 403) connections.recordCaller(name, principal, { state: 'refused', status });
-    else if (status < 300) connections.recordCaller(name, principal, { state: 'ready' });
+  /**
+   * What a call's answer (or its failure to come) says of the connection: a refused credential
+   * (the caller's own, or the connection's), a server that fails or cannot be reached, or one
+   * that answers again.
+   */
+  #answered(connections: ConnectionRegistry, definition: Readonly<FlueConnectionDefinition>, principal: string | undefined, answer: Response | Error): void {
+    const name = definition.name;
+    if (answer instanceof Error) {
+      // A call the person cancelled says nothing about the server.
+      if (answer.name !== 'AbortError') connections.markUnavailable(name, describeFailure(answer));
+      return;
+    }
+    const { status } = answer;
+    if ((status === 401 || status === 403) && principal !== undefined && hasCallerCredential(definition)) {
+      connections.recordCaller(name, principal, { state: 'refused', status });
+    } else if (status === 401) {
+      connections.markRefused(name);
+    } else if (status >= 500) {
+      void answer
+        .clone()
+        .text()
+        .then((body) => connections.markUnavailable(name, describeFailure(new McpHttpError(status, body))))
+        .catch(() => connections.markUnavailable(name, `HTTP ${status}`));
+    } else if (status < 300) {
+      connections.markReachable(name);
+      if (principal !== undefined) connections.recordCaller(name, principal, { state: 'ready' });
+    }
   }
 
   /** A server's progress notification for a call (`notifications/progress`), in the bridge's log. */
   #progress(connection: string, params: unknown): void {
-    const { progress, total, message } = (params ?? {}) as { progress?: unknown; total?: unknown; message?: unknown };
-    this.#options.logger.info({ connection, progress, ...(total !== undefined ? { total } : {}), ...(typeof message === 'string' ? { progressMessage: message } : {}) }, 'MCP tool progress');
+    const { progressToken, progress, total, message } = (params ?? {}) as { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
+    const fields = { connection, progressToken, progress, ...(total !== undefined ? { total } : {}), ...(typeof message === 'string' ? { progressMessage: message } : {}) };
+    this.#options.logger.info(fields, 'MCP tool progress');
   }
 
   /** The one tool standing for a connection whose server shows its tools only after a sign-in. */
@@ -288,8 +317,8 @@ interface OpenHooks {
   gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>;
   log: (params: unknown) => void;
   progress: (params: unknown) => void;
-  /** The HTTP status of a call's answer from the server. */
-  answered: (status: number) => void;
+  /** A call's answer from the server, or why none came. */
+  answered: (answer: Response | Error) => void;
 }
 
 /**
@@ -313,12 +342,18 @@ function open(mount: BridgedConnection['mount'], listed: ListedServer | undefine
     if (call && gated && !gated.run) {
       return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
     }
-    const response = await session.fetch(input, init);
-    if (call && gated?.run) hooks.answered(response.status);
+    const sent = call !== undefined && gated?.run === true;
+    let response: Response;
+    try {
+      response = await session.fetch(input, init);
+    } catch (error) {
+      if (sent) hooks.answered(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+    if (sent) hooks.answered(response);
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    const recording = call !== undefined && gated?.run === true;
     const listing = methodOf(init?.body) === 'tools/list';
-    if (!response.ok || !response.body || (!eventStream && !recording && !listing)) return response;
+    if (!response.ok || !response.body || (!eventStream && !sent && !listing)) return response;
     const [mine, theirs] = response.body.tee();
     let result: McpCallResult | undefined;
     const read = readRpcMessages(mine, eventStream, (message) => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readRpcMessages, type RpcMessage } from './tool-output.ts';
 
 /** What a server listed before (the registry's listing at startup), enough to answer an MCP client's opening. */
@@ -53,6 +54,8 @@ export class McpSession {
   #opened = 0;
   /** Aborted when the session ends: a request still waiting for a hung server stops waiting. */
   readonly #ended = new AbortController();
+  /** Progress tokens name this session too: request ids repeat across Flue's clients. */
+  readonly #tokens = randomUUID();
 
   constructor(options: McpSessionOptions) {
     this.#options = options;
@@ -77,7 +80,7 @@ export class McpSession {
     }
     if (message?.method === 'notifications/initialized' && !this.#session) return new Response(null, { status: 202 });
     if (message?.method === 'tools/list' && listed) return answer(message, { tools: listed.tools });
-    const body = message?.method === 'tools/call' ? JSON.stringify(withProgressToken(message)) : text;
+    const body = message?.method === 'tools/call' ? JSON.stringify(withProgressToken(message, this.#tokens)) : text;
     const session = await this.#ensure();
     const response = await this.#send(request, body, session);
     if (response.status !== 404 || session.id === undefined) return response;
@@ -226,10 +229,10 @@ function parseRequest(text: string): RpcRequest | undefined {
   }
 }
 
-function withProgressToken(message: RpcRequest): RpcRequest {
+function withProgressToken(message: RpcRequest, prefix: string): RpcRequest {
   const meta = (message.params?._meta ?? {}) as Record<string, unknown>;
   if (meta.progressToken !== undefined || message.id === undefined) return message;
-  return { ...message, params: { ...message.params, _meta: { ...meta, progressToken: message.id } } };
+  return { ...message, params: { ...message.params, _meta: { ...meta, progressToken: `${prefix}:${message.id}` } } };
 }
 
 function answer(message: RpcRequest, result: unknown): Response {
