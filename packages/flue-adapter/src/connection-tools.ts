@@ -140,18 +140,17 @@ export class ConnectionTools {
       answered: (answer) => this.#answered(connections, definition, scope.turn()?.principalId, answer),
     });
     opened.set(identity, opening);
-    const waited = !connections.isUnavailable(definition.name);
+    // Opening on a listing asks nothing of the server; otherwise one that could not be reached last time is not waited for.
+    if (!listed && connections.isUnavailable(definition.name)) return this.#inBackground(opening, definition, connections);
     try {
-      const connection = await (waited ? opening.promise : Promise.race([opening.promise, Promise.resolve(undefined)]));
-      // Opened on the listing, nothing was asked of the server: only a real answer says it is back.
-      if (connection && !listed) connections.markReachable(definition.name);
+      const { connection } = await opening.promise;
+      if (!listed) connections.markReachable(definition.name);
       // Opened with the caller's credential (nothing was listed before): what they see is theirs.
-      if (connection && !listed && principal !== undefined) {
-        connections.recordCaller(definition.name, principal, { state: 'ready', tools: connection.connection.tools.map((tool) => connections.names.toEve(tool.name)) });
+      if (!listed && principal !== undefined) {
+        connections.recordCaller(definition.name, principal, { state: 'ready', tools: connection.tools.map((tool) => connections.names.toEve(tool.name)) });
       }
-      return connection?.connection.tools ?? this.#inBackground(opening, definition, connections, !listed);
+      return connection.tools;
     } catch (error) {
-      opening.settled = true;
       if (opened.get(identity) === opening) opened.delete(identity);
       if (bridged.authorizer && bridged.authorizer.refusals > refusalsBefore) return [this.#standIn(instanceId, definition, bridged.authorizer)];
       const status = failureStatus(error);
@@ -170,17 +169,17 @@ export class ConnectionTools {
       this.#options.logger.warn({ connection: definition.name, reason }, 'MCP server is unavailable; its tools are not offered this turn');
       return [];
     } finally {
-      if (waited) opening.settled = true;
+      opening.settled = true;
     }
   }
 
   /** An opening the turn does not wait for: once it ends, the next submission offers its tools (or tries again). */
-  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>, connections: ConnectionRegistry, contacted: boolean): ToolDefinition[] {
+  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>, connections: ConnectionRegistry): ToolDefinition[] {
     const identity = connectionIdentity(definition);
     opening.promise.then(
       () => {
         opening.settled = true;
-        if (contacted) connections.markReachable(definition.name);
+        connections.markReachable(definition.name);
       },
       (error: unknown) => {
         opening.settled = true;
