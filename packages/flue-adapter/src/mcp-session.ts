@@ -61,11 +61,6 @@ export class McpSession {
     this.#options = options;
   }
 
-  /** The session id the server gave, once one is open. */
-  async sessionId(): Promise<string | undefined> {
-    return (await this.#session?.catch(() => undefined))?.id;
-  }
-
   readonly fetch: typeof fetch = async (input, init) => {
     const request = new Request(input, init);
     if (request.method === 'GET') return new Response(null, { status: 405 });
@@ -81,12 +76,13 @@ export class McpSession {
     if (message?.method === 'notifications/initialized' && !this.#session) return new Response(null, { status: 202 });
     if (message?.method === 'tools/list' && listed) return answer(message, { tools: listed.tools });
     const body = message?.method === 'tools/call' ? JSON.stringify(withProgressToken(message, this.#tokens)) : text;
-    const session = await this.#ensure();
+    const current = this.#ensure();
+    const session = await current;
     const response = await this.#send(request, body, session);
     if (response.status !== 404 || session.id === undefined) return response;
     // The server no longer knows the session (it restarted): a new one, and the request once more.
     await response.body?.cancel();
-    if (this.#session) await this.#drop(this.#session);
+    await this.#drop(current);
     return this.#send(request, body, await this.#ensure());
   };
 
@@ -121,6 +117,7 @@ export class McpSession {
     return session;
   }
 
+  /** Forgets a session the server no longer knows (unless another request already replaced it). */
   async #drop(session: Promise<OpenSession>): Promise<void> {
     if (this.#session === session) this.#session = undefined;
     (await session.catch(() => undefined))?.standing.abort();
