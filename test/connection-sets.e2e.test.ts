@@ -6,9 +6,21 @@ import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { flueNamesIn } from './support/events.ts';
 import type { Listening } from './support/listen.ts';
 import { startToolServers } from './support/tool-servers.ts';
+import { freePort } from './support/free-port.ts';
+import { startHangingGate, type HangingGate } from './support/hanging-gate.ts';
 
 // Per-caller connection sets: Alice's tenant and Bob's tenant each have an MCP server of their own.
-const ROUTE = { alice: 'route-token-of-alice-0123456789', bob: 'route-token-of-bob-01234567890', carol: 'route-token-of-carol-012345678', dave: 'route-token-of-dave-0123456789' };
+const ROUTE = {
+  alice: 'route-token-of-alice-0123456789',
+  bob: 'route-token-of-bob-01234567890',
+  carol: 'route-token-of-carol-012345678',
+  dave: 'route-token-of-dave-0123456789',
+  erin: 'route-token-of-erin-0123456789',
+};
+/** Long enough that a turn waiting for a hung server could never finish inside a test. */
+const HOURS = 3_600_000;
+let hungPort: number;
+let hung: HangingGate | undefined;
 let aliceServer: Listening;
 let bobServer: Listening;
 let bridge: DemoBridge;
@@ -18,8 +30,9 @@ const journals: unknown[] = [];
 
 beforeAll(async () => {
   [aliceServer, bobServer] = [await startToolServers(), await startToolServers()];
+  hungPort = await freePort();
   bridge = await startDemoBridge({
-    auth: bearerTokens({ [ROUTE.alice]: 'alice', [ROUTE.bob]: 'bob', [ROUTE.carol]: 'carol', [ROUTE.dave]: 'dave' }),
+    auth: bearerTokens(Object.fromEntries(Object.entries(ROUTE).map(([who, token]) => [token, who]))),
     connections: async (ctx) => {
       resolvedFor.push(ctx);
       switch (ctx.principal?.id) {
@@ -31,6 +44,9 @@ beforeAll(async () => {
           // Its directory is down the first time: that turn fails, the next message works.
           if (++carolAttempts === 1) throw new Error('tenant directory unreachable (secret-detail-4711)');
           return [defineFlueConnection({ name: 'notes', url: `${aliceServer.url}/mcp/carol_notes` })];
+        case 'erin':
+          // Nothing listens there at first; later a server that accepts and never answers.
+          return [defineFlueConnection({ name: 'stuck', url: `http://127.0.0.1:${hungPort}/mcp`, timeoutMs: HOURS })];
         default:
           return [defineFlueConnection({ name: 'Bad_Name', url: `${aliceServer.url}/mcp/x` })];
       }
@@ -42,6 +58,7 @@ afterAll(async () => {
   await bridge?.close();
   await aliceServer?.close();
   await bobServer?.close();
+  await hung?.close();
   expect(flueNamesIn(journals)).toEqual([]);
 });
 
@@ -94,4 +111,15 @@ test('names follow Eve’s rule: a resolved `Bad_Name` fails the turn, naming th
   const refused = await fetch(`${bridge.url}/eve/v1/connections`, { headers: { authorization: `Bearer ${ROUTE.dave}` } });
   expect(refused.status).toBe(503);
   expect(await refused.json()).toMatchObject({ ok: false, code: 'service_unavailable' });
+});
+
+test('a caller’s later session reuses their set’s registry: a server they found unreachable is not waited for', async () => {
+  expect((await ask('erin', 'hello')).result.message).toBe('Echo: hello');
+  expect((await statusOf('erin'))[0]).toMatchObject({ name: 'stuck', state: 'error', missing: [expect.stringMatching(/^the server is unavailable: .*ECONNREFUSED/)] });
+  hung = await startHangingGate({ port: hungPort });
+  // A new session: its first turn neither lists the set again nor waits for the hung server (its timeout is hours).
+  expect((await ask('erin', 'hello again')).result.message).toBe('Echo: hello again');
+  const deadline = Date.now() + 10_000;
+  while (hung.unanswered() === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(hung.unanswered()).toBeGreaterThan(0);
 });

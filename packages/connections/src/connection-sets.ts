@@ -48,13 +48,17 @@ export function checkConnectionSet(resolved: unknown): readonly Readonly<FlueCon
 
 /**
  * Connection sets resolved per caller: once per session and principal (the first turn of a
- * session, and again for a principal the session has not seen), each set with a registry of its
- * own (listing, status). A resolver that throws is not remembered: the next message tries again.
+ * session, and again for a principal the session has not seen). Each caller's set has a registry
+ * (listing, status), shared by that caller's sessions whose set has the same identities: a later
+ * session does not list again, and does not wait for a server the caller found unreachable. A
+ * resolver that throws is not remembered: the next message tries again.
  */
 export class ConnectionSets {
   readonly #resolve: ConnectionSetResolver;
   readonly #registryFor: (definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext) => Promise<ConnectionRegistry>;
   readonly #sets = new Map<string, Promise<ConnectionRegistry>>();
+  /** By caller and the identities of their set. */
+  readonly #registries = new Map<string, Promise<ConnectionRegistry>>();
 
   constructor(resolve: ConnectionSetResolver, registryFor: (definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext) => Promise<ConnectionRegistry>) {
     this.#resolve = resolve;
@@ -71,18 +75,31 @@ export class ConnectionSets {
         // The resolver's own words stay in the log (its cause): they may name what a caller must not see.
         throw new ConnectionSetError('[eve-flue] the connection resolver failed', { cause: error });
       })
-      .then((resolved) => this.#registryFor(checkConnectionSet(resolved), ctx));
-    this.#sets.set(key, resolving);
-    resolving.catch(() => {
-      if (this.#sets.get(key) === resolving) this.#sets.delete(key);
-    });
-    return resolving;
+      .then((resolved) => this.#registryOf(checkConnectionSet(resolved), ctx));
+    return remembered(this.#sets, key, resolving);
   }
 
-  /** The session ended: its sets go with it. */
+  #registryOf(definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
+    const caller = ctx.principal ? `principal:${ctx.principal.id}` : `session:${ctx.sessionId ?? ''}`;
+    const key = JSON.stringify([caller, ...definitions.map(connectionIdentity)]);
+    return this.#registries.get(key) ?? remembered(this.#registries, key, this.#registryFor(definitions, ctx));
+  }
+
+  /** The session ended: its sets go with it (an anonymous caller's registries too). */
   forget(sessionId: string): void {
     for (const key of this.#sets.keys()) if (key.startsWith(`${sessionId}\u0000`)) this.#sets.delete(key);
+    const anonymous = JSON.stringify([`session:${sessionId}`]).slice(0, -1);
+    for (const key of this.#registries.keys()) if (key.startsWith(`${anonymous},`) || key === `${anonymous}]`) this.#registries.delete(key);
   }
+}
+
+/** Keeps `value` under `key` unless it fails: a failure is tried again next time. */
+function remembered<T>(map: Map<string, Promise<T>>, key: string, value: Promise<T>): Promise<T> {
+  map.set(key, value);
+  value.catch(() => {
+    if (map.get(key) === value) map.delete(key);
+  });
+  return value;
 }
 
 /** A connection's identity across resolutions: its endpoint and instance key. */
