@@ -5,11 +5,12 @@ import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { flueNamesIn } from './support/events.ts';
 import { freePort } from './support/free-port.ts';
 import { startHangingGate, type HangingGate } from './support/hanging-gate.ts';
-import { startSdkExampleServer, type ThirdPartyServer } from './support/third-party-mcp.ts';
+import { startEverythingServer, startSdkExampleServer, type ThirdPartyServer } from './support/third-party-mcp.ts';
 
 // Third-party MCP servers that restart, hang after they listed their tools, or hang from the start.
 type Example = Awaited<ReturnType<typeof startSdkExampleServer>>;
 let restarting: Example;
+let everything: Awaited<ReturnType<typeof startEverythingServer>>;
 let listedThenHung: Example;
 let gate: HangingGate;
 let hungFromStart: HangingGate | undefined;
@@ -23,6 +24,7 @@ const HOURS = 3_600_000;
 
 beforeAll(async () => {
   restarting = await startSdkExampleServer();
+  everything = await startEverythingServer();
   listedThenHung = await startSdkExampleServer();
   gate = await startHangingGate({ target: { host: '127.0.0.1', port: listedThenHung.port } });
   // Nothing listens there at startup (the bridge finds it unavailable); a hung server does later.
@@ -32,6 +34,7 @@ beforeAll(async () => {
     {
       connections: [
         defineFlueConnection({ name: 'restarting', url: restarting.url }),
+        defineFlueConnection({ name: 'everything', url: everything.url, tools: ['echo'] }),
         defineFlueConnection({ name: 'stuck', url: viaGate, timeoutMs: HOURS }),
         defineFlueConnection({ name: 'slow', url: viaGate, timeoutMs: 1_000 }),
         defineFlueConnection({ name: 'hung', url: `http://127.0.0.1:${hungPort}/mcp`, timeoutMs: HOURS }),
@@ -42,7 +45,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bridge?.close();
-  for (const server of [restarting, listedThenHung] as ThirdPartyServer[]) await server?.close();
+  for (const server of [restarting, everything, listedThenHung] as ThirdPartyServer[]) await server?.close();
   await gate?.close();
   await hungFromStart?.close();
   expect(flueNamesIn(journals)).toEqual([]);
@@ -69,6 +72,17 @@ test('a stateful server restarts mid-session: the next call opens a new MCP sess
   expect(after.message).toBe('Tool connection__restarting__greet returned: Hello, after!');
   // The restarted server answered the old session id with 404; the bridge opened a new session.
   expect(restarting.output()).toContain('Session initialized');
+}, 30_000);
+
+test('server-everything restarts mid-session (it answers 400 “No valid session ID”): the next call works', async () => {
+  const { session, response } = await client().sessions.create({ message: '/tool connection__everything__echo {"message":"before"}' });
+  expect((await response!.result()).message).toBe('Tool connection__everything__echo returned: Echo: before');
+  const port = everything.port;
+  await everything.close();
+  everything = await startEverythingServer(port);
+  const after = await (await session.send('/tool connection__everything__echo {"message":"after"}')).result();
+  journals.push(after.events);
+  expect(after.message).toBe('Tool connection__everything__echo returned: Echo: after');
 }, 30_000);
 
 test('a server that hangs after listing its tools costs a plain turn nothing; a call costs at most its timeout', async () => {

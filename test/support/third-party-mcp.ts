@@ -10,15 +10,15 @@ export interface ThirdPartyServer {
 
 const MODULES = join(process.cwd(), 'node_modules');
 
-/** `@modelcontextprotocol/server-everything` over Streamable HTTP (`PORT`), as its README starts it. */
-export async function startEverythingServer(): Promise<ThirdPartyServer> {
-  const port = await freePort();
+/** `@modelcontextprotocol/server-everything` over Streamable HTTP (`PORT`), as its README starts it; `port` restarts it where it was. */
+export async function startEverythingServer(port?: number): Promise<ThirdPartyServer & { port: number }> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [join(MODULES, '@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await outputLine(child, 'stderr', /listening on port/);
-  return { url: `http://127.0.0.1:${port}/mcp`, close: () => stop(child) };
+  return { url: `http://127.0.0.1:${port}/mcp`, port, close: () => stop(child) };
 }
 
 /**

@@ -79,7 +79,7 @@ export class McpSession {
     const current = this.#ensure();
     const session = await current;
     const response = await this.#send(request, body, session);
-    if (response.status !== 404 || session.id === undefined) return response;
+    if (session.id === undefined || !(await forgotSession(response))) return response;
     // The server no longer knows the session (it restarted): a new one, and the request once more.
     await response.body?.cancel();
     await this.#drop(current);
@@ -185,6 +185,17 @@ export class McpSession {
   #signal(signal: AbortSignal): AbortSignal {
     return AbortSignal.any([signal, this.#ended.signal]);
   }
+}
+
+/**
+ * Whether an answer says the server does not know the session: 404, as the MCP spec has it, or a
+ * 400 whose error says the session id is not valid (what some servers answer, e.g. the reference
+ * `server-everything`).
+ */
+async function forgotSession(response: Response): Promise<boolean> {
+  if (response.status === 404) return true;
+  if (response.status !== 400) return false;
+  return /session/i.test(serverMessage(await response.clone().text().catch(() => '')));
 }
 
 /** An HTTP failure of the MCP endpoint, with the server's own words. */
