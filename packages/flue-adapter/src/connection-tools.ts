@@ -14,6 +14,7 @@ import {
   describeFailure,
   failureStatus,
   hasCallerCredential,
+  hasSignIn,
 } from '@eve-flue/connections';
 import { McpHttpError, McpSession, type ListedServer } from './mcp-session.ts';
 import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
@@ -160,7 +161,7 @@ export class ConnectionTools {
         return [];
       }
       // The connection's own credential was refused (or it has none): the line the startup listing gives.
-      if (status === 401) {
+      if (status === 401 && !hasSignIn(definition)) {
         connections.markRefused(definition.name);
         return [];
       }
@@ -245,7 +246,8 @@ export class ConnectionTools {
     const { status } = answer;
     if ((status === 401 || status === 403) && principal !== undefined && hasCallerCredential(definition)) {
       connections.recordCaller(name, principal, { state: 'refused', status });
-    } else if (status === 401) {
+    } else if (status === 401 && !hasSignIn(definition)) {
+      // (A sign-in connection's 401 is the broker's: a sign-in, not a status for everyone.)
       connections.markRefused(name);
     } else if (status >= 500) {
       void answer
