@@ -5,5 +5,13 @@ export type { Bridge, CreateBridgeOptions, RunningBridge, StartOptions } from '.
 export { bearerTokens } from '@eve-flue/compat-server';
 export type { Logger, Mode, Principal, RouteAuth } from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect, defineOpenAPIConnection } from '@eve-flue/connections';
-export type { FlueConnectionDefinition, OpenAPIConnectionDefinition, ToolCallContext, ToolFilter } from '@eve-flue/connections';
+export type {
+  ConnectionSetContext,
+  ConnectionSetResolver,
+  CredentialContext,
+  FlueConnectionDefinition,
+  OpenAPIConnectionDefinition,
+  ToolCallContext,
+  ToolFilter,
+} from '@eve-flue/connections';
 export type { FlueAgent } from '@eve-flue/flue-adapter';

@@ -4,7 +4,7 @@ import { baseUrlOf, checkTransport } from './document.ts';
 
 /** An OpenAPI connection as an author declares it (Eve's `defineOpenAPIConnection` fields, and the bridge's credentials). */
 export interface OpenAPIConnectionDefinition
-  extends Pick<FlueConnectionDefinition, 'name' | 'description' | 'displayName' | 'headers' | 'auth' | 'toolCall' | 'approval' | 'requiresPrincipal' | 'timeoutMs'> {
+  extends Pick<FlueConnectionDefinition, 'name' | 'description' | 'displayName' | 'headers' | 'auth' | 'toolCall' | 'approval' | 'requiresPrincipal' | 'timeoutMs' | 'instanceKey'> {
   /** The document's URL (https, or http on loopback), or the parsed OpenAPI 3.x / Swagger 2.0 document. */
   spec: string | Readonly<Record<string, unknown>>;
   /** Where operation paths are resolved; default: the document's first absolute `servers` entry (Swagger 2: `schemes`, `host`, `basePath`). */
@@ -13,7 +13,7 @@ export interface OpenAPIConnectionDefinition
   operations?: Exclude<ToolFilter, readonly string[]>;
 }
 
-const KEYS = new Set(['name', 'spec', 'baseUrl', 'description', 'displayName', 'headers', 'auth', 'operations', 'toolCall', 'approval', 'requiresPrincipal', 'timeoutMs']);
+const KEYS = new Set(['name', 'spec', 'baseUrl', 'description', 'displayName', 'headers', 'auth', 'operations', 'toolCall', 'approval', 'requiresPrincipal', 'timeoutMs', 'instanceKey']);
 
 /**
  * One tool per operation of an OpenAPI 3.x or Swagger 2.0 API, named
