@@ -1,5 +1,5 @@
 import type { Principal } from '@eve-flue/session-contract';
-import { ConnectionDefinitionError, defineFlueConnection, hasSignIn, type FlueConnectionDefinition } from './definition.ts';
+import { ConnectionDefinitionError, defineFlueConnection, hasSignIn, isDefinedConnection, type FlueConnectionDefinition } from './definition.ts';
 import type { ConnectionRegistry } from './registry.ts';
 
 /** Whom a connection set is resolved for: the caller and the Eve session (none for `GET /connections` without `?sessionId=`). */
@@ -31,7 +31,8 @@ export function checkConnectionSet(resolved: unknown): readonly Readonly<FlueCon
   return resolved.map((entry: Readonly<FlueConnectionDefinition>) => {
     let definition: Readonly<FlueConnectionDefinition>;
     try {
-      definition = defineFlueConnection(entry);
+      // Already checked by its `define*` helper (an OpenAPI connection's only check is there).
+      definition = isDefinedConnection(entry) ? entry : defineFlueConnection(entry);
     } catch (error) {
       throw new ConnectionSetError(error instanceof ConnectionDefinitionError ? error.message : '[eve-flue] the connection resolver returned an invalid definition');
     }

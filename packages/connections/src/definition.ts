@@ -164,14 +164,24 @@ export function checkCommonFields(definition: FlueConnectionDefinition, fail: (f
   if (definition.auth !== undefined) checkAuth(definition.auth, fail);
 }
 
+/** Definitions a `define*` helper checked and froze. */
+const defined = new WeakSet<object>();
+
+/** Whether `value` came from `defineFlueConnection` or `defineOpenAPIConnection` (checked, frozen). */
+export function isDefinedConnection(value: unknown): value is Readonly<FlueConnectionDefinition> {
+  return typeof value === 'object' && value !== null && defined.has(value);
+}
+
 /** A checked definition, frozen with everything it holds. */
 export function freezeDefinition<T extends FlueConnectionDefinition>(definition: T): Readonly<T> {
-  return Object.freeze({
+  const frozen = Object.freeze({
     ...definition,
     ...frozenToolRules(definition),
     ...(definition.headers ? { headers: Object.freeze({ ...definition.headers }) } : {}),
     ...(definition.auth ? { auth: Object.freeze(definition.auth.type === 'oauth2' && definition.auth.scopes ? { ...definition.auth, scopes: Object.freeze([...definition.auth.scopes]) } : { ...definition.auth }) } : {}),
   });
+  defined.add(frozen);
+  return frozen;
 }
 
 /** A Vercel Connect connector UID: `<service>/<name>`, e.g. `linear/my-agent`. */
