@@ -20,6 +20,7 @@ import {
   type CompatServer,
   type Logger,
   type Mode,
+  type Principal,
   type SiteOptions,
 } from '@eve-flue/compat-server';
 import {
@@ -320,6 +321,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker),
     ...(config.auth ? { auth: config.auth } : {}),
+    ...(config.sessions ? { sessionOwner: config.sessions.owner } : {}),
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
@@ -368,10 +370,10 @@ function signInBackend(
   return definition.auth?.type === 'oauth2' ? { backend: new OAuth2Backend(definition, store) } : {};
 }
 
-/** The principal of the session's running turn, for credential resolvers. */
-function principalOf(session: SessionScope): { principal?: string } {
-  const principal = session.turn()?.principalId;
-  return principal === undefined ? {} : { principal };
+/** The caller of the session's running turn, for credential resolvers: its id, and the whole principal. */
+function principalOf(session: SessionScope): { principal?: string; auth?: Principal } {
+  const principal = session.turn()?.principal;
+  return principal === undefined ? {} : { principal: principal.id, auth: principal };
 }
 
 /** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */
