@@ -13,7 +13,8 @@ describe('bridge configuration', () => {
     [{ agent: Demo, store: { redis: 'not a url' } }, '`store` must be'],
     [{ agent: Demo, port: 70_000 }, '`port` must be a port number'],
     [{ agent: Demo, publicUrl: 'bridge.example.com' }, '`publicUrl` must be an absolute URL'],
-    [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth function'],
+    [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth strategy or an array of them'],
+    [{ agent: Demo, sessions: { owner: 'creator' } }, '`sessions` must be { owner: "principal" }'],
     [{ agent: Demo, limits: { maxTextBytes: -1 } }, '`limits.maxTextBytes` must be a positive integer'],
     [{ agent: Demo, limits: { maxFiles: 3 } }, '`limits.maxFiles` is not a limit'],
   ])('refuses %j', (config, message) => {
