@@ -49,10 +49,11 @@ function refusalFor(error: unknown, strategies: readonly RouteAuth[], request: I
 /** One challenge per distinct scheme; `Bearer error="invalid_token"` when a bearer token was sent. */
 function challengesFor(strategies: readonly RouteAuth[], request: IncomingMessage): string[] {
   const declared = strategies.flatMap((s) => s.challenges ?? []);
-  const sentBearer = /^Bearer(\s|$)/i.test(request.headers.authorization?.trim() ?? '');
-  const withError = declared.map((c) => (sentBearer && c.scheme === 'Bearer' && c.parameters?.error === undefined ? { ...c, parameters: { ...c.parameters, error: 'invalid_token' } } : c));
   // Eve's fallback when no strategy declares a scheme (custom functions, an empty list).
-  return [...new Set((withError.length > 0 ? withError : [{ scheme: 'Bearer' }]).map(formatChallenge))];
+  const offered: readonly AuthChallenge[] = declared.length > 0 ? declared : [{ scheme: 'Bearer' }];
+  const sentBearer = /^Bearer(\s|$)/i.test(request.headers.authorization?.trim() ?? '');
+  const answered = offered.map((c) => (sentBearer && c.scheme === 'Bearer' && c.parameters?.error === undefined ? { ...c, parameters: { ...c.parameters, error: 'invalid_token' } } : c));
+  return [...new Set(answered.map(formatChallenge))];
 }
 
 function formatChallenge(challenge: AuthChallenge): string {
