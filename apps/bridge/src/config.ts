@@ -117,5 +117,6 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
       if (!(Number.isInteger(value) && value > 0)) fail(`\`limits.${key}\` must be a positive integer`);
     }
   }
-  return Object.freeze({ ...config });
+  // A list of strategies is copied and frozen with the rest: no later push can admit anyone.
+  return Object.freeze({ ...config, ...(Array.isArray(config.auth) ? { auth: Object.freeze([...config.auth]) } : {}) });
 }
