@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { errorBody } from '@eve-flue/eve-protocol';
+import { ERRORS, errorBody } from '@eve-flue/eve-protocol';
 import type { Principal, RouteAuthContext, RouteAuthPolicy } from './route-auth.ts';
 import { authenticate, type AuthRefusal } from './walk.ts';
 
@@ -21,7 +21,7 @@ export function refusalHeaders(refusal: AuthRefusal): Record<string, string | st
 }
 
 function refuse(response: Response, refusal: AuthRefusal): void {
-  response.status(refusal.code === 'forbidden' ? 403 : 401).set(refusalHeaders(refusal)).json(errorBody(refusal.code, refusal.message));
+  response.status(ERRORS[refusal.code].status).set(refusalHeaders(refusal)).json(errorBody(refusal.code, refusal.message));
 }
 
 /** Admits a request through `auth`, or anonymously when `auth` is undefined (development only). */
