@@ -1,11 +1,11 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Principal } from '@eve-flue/session-contract';
 import type { FlueConnectionDefinition } from '../definition.ts';
 import { displayNameOf } from '../definition.ts';
 import { flueToolName } from '../naming.ts';
 import type { JsonRpcCall, UpstreamAuthorizer } from '../upstream-fetch.ts';
 import { SignInError, type UpstreamChallenge } from './backend.ts';
 import type { SignInAttempt, SignInBroker } from './broker.ts';
-import type { Principal } from '@eve-flue/session-contract';
 import { subjectKey, type SignInOutcome } from './types.ts';
 
 /** What a parked turn shows about a sign-in: Eve's challenge, never a secret. */
