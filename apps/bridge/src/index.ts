@@ -30,5 +30,5 @@ export type {
   SessionOwnerPolicy,
 } from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
-export type { FlueConnectionDefinition } from '@eve-flue/connections';
+export type { ConnectionSetContext, ConnectionSetResolver, CredentialContext, FlueConnectionDefinition } from '@eve-flue/connections';
 export type { FlueAgent } from '@eve-flue/flue-adapter';
