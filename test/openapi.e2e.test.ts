@@ -214,7 +214,7 @@ describe('filters and provided arguments on an MCP connection', () => {
     const callId = action!.result.callId!;
     expect(callId).toMatch(/\S/);
     expect(action?.result.output).toBe(`echo for ann in ${session.state.sessionId} as ${callId}`);
-    expect(argumentContexts.at(-1)).toEqual({ principal: 'ann', sessionId: session.state.sessionId, toolName: 'echo', callId });
+    expect(argumentContexts.at(-1)).toEqual({ principal: 'ann', auth: expect.objectContaining({ id: 'ann' }), sessionId: session.state.sessionId, toolName: 'echo', callId });
   });
 });
 

@@ -1,3 +1,4 @@
+import type { Principal } from '@eve-flue/session-contract';
 import { checkToolRules, frozenToolRules, type ToolCallSettings, type ToolFilter } from './tool-call.ts';
 
 /**
@@ -30,7 +31,10 @@ export interface OAuth2Settings {
  * bridge listing a server's tools at startup) neither is known.
  */
 export interface CredentialContext {
+  /** The caller's principal id (`auth.id`). */
   principal?: string;
+  /** The whole caller (Eve's `session.auth.current`): type, issuer, subject, attributes. */
+  auth?: Principal;
   sessionId?: string;
 }
 

@@ -145,7 +145,7 @@ export class ConnectionTools {
       log: (params) => this.#serverLog(definition.name, params),
       ...(shapesListing(definition) ? { listing: (result: unknown) => modelFacingListing(result, definition) } : {}),
       progress: (params) => this.#progress(definition.name, params),
-      answered: (answer) => this.#answered(connections, definition, scope.turn()?.principalId, answer),
+      answered: (answer) => this.#answered(connections, definition, scope.turn()?.principal?.id, answer),
     });
     opened.set(identity, opening);
     // Opening on a listing asks nothing of the server; otherwise one that could not be reached last time is not waited for.
@@ -231,9 +231,9 @@ export class ConnectionTools {
     let args: unknown;
     try {
       args = await withProvidedArguments(definition, call.arguments, async () => {
-        const principal = scope.turn()?.principalId;
+        const principal = scope.turn()?.principal;
         const callId = (await calls?.callIdOf(flueName, call.arguments)) ?? `call_${call.id}`;
-        return { sessionId: scope.sessionId, ...(principal !== undefined ? { principal } : {}), toolName: call.name, callId };
+        return { sessionId: scope.sessionId, ...(principal !== undefined ? { principal: principal.id, auth: principal } : {}), toolName: call.name, callId };
       });
     } catch (error) {
       if (!(error instanceof ProvidedArgumentError)) throw error;
