@@ -323,9 +323,11 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
+    ...residencySettings(config),
     observer: ops.observer,
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());
+  ops.metrics.countResidentSessions(() => compat.residentSessions());
 
   const app = express();
   app.disable('x-powered-by');
@@ -372,6 +374,22 @@ function signInBackend(
 function principalOf(session: SessionScope): { principal?: string } {
   const principal = session.turn()?.principalId;
   return principal === undefined ? {} : { principal };
+}
+
+/** How long idle sessions stay in memory, and how many: the config's, else `IDLE_SESSION_MS` and `MAX_RESIDENT_SESSIONS`. */
+function residencySettings(config: Readonly<BridgeConfig>): { idleSessionMs?: number; maxResidentSessions?: number } {
+  const idleSessionMs = config.idleSessionMs ?? envCount('IDLE_SESSION_MS', 0);
+  const maxResidentSessions = config.maxResidentSessions ?? envCount('MAX_RESIDENT_SESSIONS', 1);
+  return { ...(idleSessionMs !== undefined ? { idleSessionMs } : {}), ...(maxResidentSessions !== undefined ? { maxResidentSessions } : {}) };
+}
+
+/** An integer setting from the environment, at least `min`; a malformed one stops the start, naming it. */
+function envCount(name: string, min: number): number | undefined {
+  const raw = process.env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new ConfigurationError(`[eve-flue] ${name}: "${raw}" must be an integer of at least ${min}`);
+  return value;
 }
 
 /** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */

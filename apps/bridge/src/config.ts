@@ -64,6 +64,20 @@ export interface BridgeConfig {
   limits?: Partial<RequestLimits>;
   /** How long one NDJSON stream response lasts before its reader reconnects to resume it. Default 60 s. */
   streamLeaseMs?: number;
+  /**
+   * How long a session with no running turn, no open stream and no pending sign-in or approval
+   * stays in memory (its agent instance, MCP clients, caches: about 10 to 50 KiB each, more with
+   * long conversations) before it is evicted; its next message reloads it from the stores, which
+   * costs that message a few milliseconds and a new MCP session per connection. Default:
+   * `IDLE_SESSION_MS`, else 5 minutes. 0 evicts a session as soon as it is idle.
+   */
+  idleSessionMs?: number;
+  /**
+   * The most sessions held in memory; past it the least recently used idle ones are evicted at
+   * once (sessions at work are never evicted, so the count can pass it while they work). Bounds
+   * memory at about this many times a session's cost. Default: `MAX_RESIDENT_SESSIONS`, else 1,000.
+   */
+  maxResidentSessions?: number;
 }
 
 export interface RedisStore {
@@ -72,7 +86,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'idleSessionMs', 'maxResidentSessions']);
 
 const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
@@ -96,6 +110,8 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
   if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
   if (config.streamLeaseMs !== undefined && !(Number.isInteger(config.streamLeaseMs) && config.streamLeaseMs > 0)) fail('`streamLeaseMs` must be a positive number of milliseconds');
+  if (config.idleSessionMs !== undefined && !(Number.isSafeInteger(config.idleSessionMs) && config.idleSessionMs >= 0)) fail('`idleSessionMs` must be a number of milliseconds');
+  if (config.maxResidentSessions !== undefined && !(Number.isSafeInteger(config.maxResidentSessions) && config.maxResidentSessions >= 1)) fail('`maxResidentSessions` must be a positive integer');
   if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
   if (config.limits !== undefined) {
     if (typeof config.limits !== 'object' || config.limits === null) fail('`limits` must be an object');

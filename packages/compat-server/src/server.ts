@@ -20,6 +20,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import type { SessionCluster } from './session/cluster.ts';
 import { ClusteredSessions } from './session/clustered-sessions.ts';
 import { SessionManager } from './session/manager.ts';
+import { SessionResidency, type EvictionReason } from './session/residency.ts';
 import type { Sessions } from './session/sessions.ts';
 import type { AgentRuntime } from '@eve-flue/session-contract';
 import { NdjsonStreams, type StreamTimings } from './stream/ndjson-stream.ts';
@@ -63,6 +64,13 @@ export interface CompatServerOptions {
   stream?: Partial<StreamTimings & WebSocketStreamLimits>;
   /** How long an ended session's stream stays readable. Default: 7 days. */
   retentionMs?: number;
+  /**
+   * How long a session with no work and no open stream stays in memory (its agent instance, MCP
+   * clients, caches) before it is evicted; its next message reloads it from the stores. Default 5 minutes.
+   */
+  idleSessionMs?: number;
+  /** The most sessions kept in memory; past it the least recently used idle ones are evicted. Default 1,000. */
+  maxResidentSessions?: number;
   /** Milliseconds since the epoch; replaceable so that retention can be tested without waiting. */
   clock?: () => number;
   /**
@@ -96,6 +104,8 @@ export interface CompatServer {
   closeWebSockets(): Promise<void>;
   /** Sessions at work on this instance now. */
   activeSessions(): number;
+  /** Sessions held in memory on this instance now, at work or idle. */
+  residentSessions(): number;
   /** Waits until no session is at work here; false when `timeoutMs` passed first. */
   quiesce(timeoutMs: number): Promise<boolean>;
   /**
@@ -131,6 +141,8 @@ export function assertRouteAuth(mode: Mode, auth: RouteAuth | undefined): void {
 }
 
 const DAY = 24 * 60 * 60 * 1000;
+export const DEFAULT_IDLE_SESSION_MS = 5 * 60 * 1000;
+export const DEFAULT_MAX_RESIDENT_SESSIONS = 1_000;
 /** How often a cluster member looks for sessions whose instance died. */
 const ORPHAN_SWEEP_MS = 1_000;
 
@@ -145,6 +157,16 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   const stream: StreamTimings & WebSocketStreamLimits = { heartbeatMs: 10_000, leaseMs: 60_000, ...DEFAULT_WEBSOCKET_LIMITS, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
   const observer = options.observer ?? {};
+  const residency = new SessionResidency({
+    idleMs: options.idleSessionMs ?? DEFAULT_IDLE_SESSION_MS,
+    maxResident: options.maxResidentSessions ?? DEFAULT_MAX_RESIDENT_SESSIONS,
+    async evict(sessionId) {
+      journal.evict?.(sessionId);
+      await options.runtime.evictSession?.(sessionId);
+    },
+    ...(observer.sessionEvicted ? { onEvicted: (reason: EvictionReason) => observer.sessionEvicted!(reason) } : {}),
+    onError: (error, sessionId) => logger.warn({ err: error, sessionId }, 'could not evict an idle session'),
+  });
   const manager = new SessionManager({
     journal,
     runtime: options.runtime,
@@ -152,6 +174,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     retentionMs,
     ...(options.clock ? { now: options.clock } : {}),
     ...(observer.turnEnded ? { onTurnEnded: (outcome) => observer.turnEnded!(outcome) } : {}),
+    onWorking: (sessionId, working) => residency.working(sessionId, working),
   });
   const sessions: Sessions = options.cluster ? new ClusteredSessions(manager, options.cluster, journal, logger, ORPHAN_SWEEP_MS) : manager;
   const recovered = await sessions.recoverInterruptedTurns();
@@ -181,7 +204,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
-  const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger });
+  const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger, watch: residency });
   api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams }));
   if (options.routes) api.use(options.routes);
   api.use(notFound);
@@ -193,7 +216,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
-  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors, observer, ...(site ? { site } : {}) });
+  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors, observer, watch: residency, ...(site ? { site } : {}) });
 
   return {
     app,
@@ -202,6 +225,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     handleUpgrade: webSockets.handleUpgrade,
     closeWebSockets: () => webSockets.close(),
     activeSessions: () => manager.working,
+    residentSessions: () => residency.size,
     quiesce: (timeoutMs) => manager.quiesce(timeoutMs),
     async endStreams() {
       ndjsonStreams.endAll();
@@ -211,6 +235,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       clearInterval(sweep);
       await webSockets.close();
       await sessions.close();
+      await residency.close();
       await options.runtime.close?.();
       await journal.close();
     },

@@ -124,6 +124,11 @@ export interface AgentRuntime {
   compactContext(sessionId: string): Promise<CompactionResult>;
   /** The session was reset or expired: drop what the runtime holds for it. */
   endSession?(sessionId: string): Promise<void>;
+  /**
+   * The session is idle (no turn, no stream): drop what is kept in memory for it. Its next turn
+   * reloads it from the stores, as after a restart; the conversation must be intact.
+   */
+  evictSession?(sessionId: string): Promise<void>;
   /** A turn of this session was running when the last process stopped: stop anything left of it. */
   abandonTurn?(sessionId: string): Promise<void>;
   close?(): Promise<void>;

@@ -41,6 +41,8 @@ export interface SessionManagerOptions {
   now?: () => number;
   /** Hears how each turn ended (metrics). */
   onTurnEnded?: (outcome: TurnOutcome) => void;
+  /** Hears each session start (true) and stop (false) having work here: what keeps it resident. */
+  onWorking?: (sessionId: string, working: boolean) => void;
 }
 
 const SESSION_WAITING: EveEventDraft = { type: 'session.waiting', data: { continuationToken: '', wait: 'next-user-message' } };
@@ -58,6 +60,7 @@ export class SessionManager implements Sessions {
   readonly #live = new Map<string, LiveSession>();
   readonly #idleListeners: ((sessionId: string) => void)[] = [];
   readonly #onTurnEnded: (outcome: TurnOutcome) => void;
+  readonly #onWorking: (sessionId: string, working: boolean) => void;
   readonly #idleWaiters = new Set<() => void>();
   #closing = false;
 
@@ -68,6 +71,7 @@ export class SessionManager implements Sessions {
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
     this.#onTurnEnded = options.onTurnEnded ?? (() => undefined);
+    this.#onWorking = options.onWorking ?? (() => undefined);
   }
 
   /** Sessions at work here now: a turn running, or work queued behind it. */
@@ -104,7 +108,7 @@ export class SessionManager implements Sessions {
    */
   async recoverSession(sessionId: string): Promise<boolean> {
     if (this.#live.get(sessionId)?.turn) return false;
-    this.#live.delete(sessionId);
+    this.#dropLive(sessionId);
     const record = await this.#journal.getSession(sessionId);
     if (!record?.activeTurn) return false;
     await this.#endInterruptedTurn(record);
@@ -119,7 +123,7 @@ export class SessionManager implements Sessions {
   /** Drops what this instance remembers of a session (another instance may have changed it since). */
   forget(sessionId: string): void {
     const live = this.#live.get(sessionId);
-    if (live && !live.turn && !live.worker) this.#live.delete(sessionId);
+    if (live && !live.turn && !live.worker) this.#dropLive(sessionId);
   }
 
   async #endInterruptedTurn(record: SessionRecord): Promise<void> {
@@ -186,7 +190,7 @@ export class SessionManager implements Sessions {
     if (record.id !== candidate.id) return record.id;
     if (input) {
       const session: LiveSession = { record, log: new SessionLog(this.#journal, record.id), backlog: [] };
-      this.#live.set(record.id, session);
+      this.#setLive(session);
       this.#enqueue(session, { kind: 'message', message: { ...input, deliveryId: newDeliveryId(), principal } });
     }
     return record.id;
@@ -301,8 +305,17 @@ export class SessionManager implements Sessions {
   #hold(session: LiveSession): LiveSession {
     const live = this.#live.get(session.record.id);
     if (live) return live;
-    this.#live.set(session.record.id, session);
+    this.#setLive(session);
     return session;
+  }
+
+  #setLive(session: LiveSession): void {
+    this.#live.set(session.record.id, session);
+    this.#onWorking(session.record.id, true);
+  }
+
+  #dropLive(sessionId: string): void {
+    if (this.#live.delete(sessionId)) this.#onWorking(sessionId, false);
   }
 
   #enqueue(found: LiveSession, work: Work): void {
@@ -312,7 +325,7 @@ export class SessionManager implements Sessions {
       session.worker = undefined;
       // An idle session lives in the journal only: memory holds just the sessions at work.
       if (!session.turn && session.backlog.length === 0 && this.#live.get(session.record.id) === session) {
-        this.#live.delete(session.record.id);
+        this.#dropLive(session.record.id);
         for (const listener of this.#idleListeners) listener(session.record.id);
         for (const waiter of this.#idleWaiters) waiter();
       }
@@ -423,7 +436,7 @@ export class SessionManager implements Sessions {
     const ended: SessionRecord = { ...record, status: 'ended', endedAt: this.#now() };
     await log.write([{ type: 'session.completed', data: {} }], [], ended);
     Object.assign(record, ended);
-    this.#live.delete(record.id);
+    this.#dropLive(record.id);
     await this.#runtime.endSession?.(record.id);
   }
 }

@@ -1,0 +1,44 @@
+/**
+ * The Flue-alone baseline of bench/soak.ts, in its own process: the same demo agent, scripted
+ * model and `flue.db` store the bridge hands Flue, one short turn on each of `sessions` new
+ * instances (8 at a time) with Flue's own API, and the resident set sampled as they accumulate.
+ * It is also the minimal reproduction of what Flue keeps per instance it has ever served: its
+ * coordinator holds each instance's conversation writer (with the conversation folded in memory)
+ * for the life of the runtime, and has no API to let one go.
+ * Run by soak.ts: node --expose-gc bench/flue-soak.ts <sessions> <samples>
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { init, useModel } from '@flue/runtime';
+import { start } from '@flue/runtime/node';
+import { createScriptedModel, flueStore, SCRIPTED_MODEL } from '@eve-flue/flue-adapter';
+import { runSoak } from './soak-lib.ts';
+
+const [sessions, samples] = process.argv.slice(2, 4).map(Number) as [number, number];
+
+function Demo(): string {
+  useModel(SCRIPTED_MODEL);
+  return 'You are the Eve/Flue bridge demo agent.';
+}
+Demo.agentName = 'demo';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-flue-soak-'));
+const model = createScriptedModel();
+const flue = await start({ agents: [Demo], providers: [model.provider], db: flueStore(join(dataDir, 'flue.db')) });
+const memory = () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  const { rss, heapUsed } = process.memoryUsage();
+  return Promise.resolve({ rss, heapUsed });
+};
+const turn = async (i: number) => {
+  const handle = init(Demo, { id: `soak-${i}` });
+  await handle.read(await handle.dispatch({ message: `hello ${i}` }));
+};
+const result = await runSoak({ sessions, samples, turn, memory });
+const first = init(Demo, { id: 'soak-0' });
+const recall = (await first.read(await first.dispatch({ message: '/recall' }))).text;
+process.send!({ ...result, recall });
+await flue.stop();
+rmSync(dataDir, { recursive: true, force: true });
+process.exit(0);
