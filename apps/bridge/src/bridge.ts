@@ -46,6 +46,7 @@ import { FlueRuntime } from '@eve-flue/flue-adapter';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
 import { prepareDataDir, restrictDataFiles } from './data-dir.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { startOps, type Ops } from './ops/index.ts';
@@ -127,11 +128,15 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
   const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
   const ops = await startOps({ logger, ...(redis ? { redis: redis.connections } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
   let assembled: Awaited<ReturnType<typeof assemble>>;
+  let lock: DataDirLock | undefined;
   try {
     if (durable) prepareDataDir(dataDir);
+    // The journal, tokens and Flue's conversations live in the folder unless Redis holds them.
+    if (durable && !redis) lock = lockDataDir(dataDir);
     assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis });
     if (durable) restrictDataFiles(dataDir);
   } catch (error) {
+    lock?.release();
     await ops.close();
     await redis?.connections.close();
     throw error;
@@ -145,6 +150,7 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
     await parts.signInEvents?.close();
     await ops.close();
     await redis?.connections.close();
+    lock?.release();
   };
   const bridge: Bridge = {
     publicUrl,
