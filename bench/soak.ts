@@ -9,26 +9,17 @@
  * Run: node bench/soak.ts [N,N,...] (default 1000,5000; or SOAK_N). The bridge runs with its
  * default idleSessionMs and maxResidentSessions unless IDLE_SESSION_MS / MAX_RESIDENT_SESSIONS say otherwise.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Client } from 'eve/client';
 import { fmt } from './lib.ts';
 import { runSoak, secondHalfSlope, type Sample, type SoakResult } from './soak-lib.ts';
+import { ask, child } from './turn-load.ts';
 
 const SIZES = (process.argv[2] ?? process.env.SOAK_N ?? '1000,5000').split(',').map(Number);
 const SAMPLES = 40;
 const TOOL = '/tool connection__demo__echo {"text":"soak"}';
 
-function child(script: string, args: string[] = []): ChildProcess {
-  return fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
-
-async function ask<T>(process: ChildProcess, message: string): Promise<T> {
-  process.send(message);
-  const [answer] = (await once(process, 'message')) as [T];
-  return answer;
-}
+const GC = ['--expose-gc'];
 
 interface BridgeRun extends SoakResult {
   recall: string;
@@ -36,7 +27,7 @@ interface BridgeRun extends SoakResult {
 }
 
 async function soakBridge(sessions: number): Promise<BridgeRun> {
-  const bridge = child('./serve-bridge.ts');
+  const bridge = child('./serve-bridge.ts', [], GC);
   const [{ url }] = (await once(bridge, 'message')) as [{ url: string }];
   const client = new Client({ host: url });
   let first: string | undefined;
@@ -63,7 +54,7 @@ async function soakBridge(sessions: number): Promise<BridgeRun> {
 }
 
 async function soakFlue(sessions: number): Promise<SoakResult & { recall: string }> {
-  const flue = child('./flue-soak.ts', [String(sessions), String(SAMPLES)]);
+  const flue = child('./flue-soak.ts', [String(sessions), String(SAMPLES)], GC);
   const [result] = (await once(flue, 'message')) as [SoakResult & { recall: string }];
   await once(flue, 'exit');
   return result;
