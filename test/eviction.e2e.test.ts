@@ -30,13 +30,13 @@ function metricsOf(bridge: CliBridge): () => Promise<Map<string, number>> {
   };
 }
 
-/** Waits (scraping the metrics) until the instance has evicted `count` sessions for being idle. */
-async function evicted(bridge: CliBridge, count: number): Promise<Map<string, number>> {
+/** Waits (scraping the metrics) until the instance has evicted `count` sessions for `reason`. */
+async function evicted(bridge: CliBridge, count: number, reason: 'idle' | 'capacity' = 'idle'): Promise<Map<string, number>> {
   const scrape = metricsOf(bridge);
   const deadline = Date.now() + 20_000;
   for (;;) {
     const values = await scrape();
-    if ((values.get('eve_bridge_session_evictions_total{reason="idle"}') ?? 0) >= count) return values;
+    if ((values.get(`eve_bridge_session_evictions_total{reason="${reason}"}`) ?? 0) >= count) return values;
     if (Date.now() > deadline) throw new Error(`no eviction: ${JSON.stringify([...values])}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -86,6 +86,25 @@ describe('an evicted session', () => {
       for await (const event of client.sessions.attach(session.state.sessionId).stream({ startIndex: 0, follow: false })) ids.push(event.meta!.id);
       expect(ids).toHaveLength(index + recall.events.length);
       expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await bridge.stop();
+    }
+  }, 60_000);
+
+  test('past maxResidentSessions: the least recently used idle session leaves, and comes back whole', async () => {
+    const bridge = await startCliBridge({ MAX_RESIDENT_SESSIONS: '1', METRICS_PORT: '0' });
+    try {
+      const client = new Client({ host: bridge.url });
+      const first = await client.sessions.create({ message: 'first: plums' });
+      const index = (await first.response!.result()).events.length;
+      const second = await client.sessions.create({ message: 'second: figs' });
+      await second.response!.result();
+      const metrics = await evicted(bridge, 1, 'capacity');
+      expect(metrics.get('eve_bridge_session_evictions_total{reason="idle"}')).toBe(0);
+      expect(metrics.get('eve_bridge_resident_sessions')).toBe(1);
+      const recall = await (await client.sessions.attach(first.session.state.sessionId, { streamIndex: index }).send('/recall')).result();
+      expect(recalled(recall.message)).toEqual(['first: plums']);
+      await evicted(bridge, 2, 'capacity'); // now the second one made way
     } finally {
       await bridge.stop();
     }

@@ -53,7 +53,7 @@ export class SessionResidency {
   /** The session has work here (true) or none any more (false). */
   working(sessionId: string, busy: boolean): void {
     this.#use(sessionId).busy = busy;
-    if (!busy) this.#enforceCap();
+    this.#enforceCap();
   }
 
   /** A stream of the session opened here. */
@@ -65,8 +65,7 @@ export class SessionResidency {
   unfollowed(sessionId: string): void {
     const resident = this.#resident.get(sessionId);
     if (!resident || resident.streams === 0) return;
-    resident.streams -= 1;
-    resident.lastUsed = this.#now();
+    this.#use(sessionId).streams -= 1;
     this.#enforceCap();
   }
 
