@@ -7,25 +7,13 @@
  * for the life of the runtime, and has no API to let one go.
  * Run by soak.ts: node --expose-gc bench/flue-soak.ts <sessions> <samples>
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { init, useModel } from '@flue/runtime';
-import { start } from '@flue/runtime/node';
-import { createScriptedModel, flueStore, SCRIPTED_MODEL } from '@eve-flue/flue-adapter';
+import { init } from '@flue/runtime';
+import { Demo, startFlueAlone } from './flue-demo.ts';
 import { runSoak } from './soak-lib.ts';
 
 const [sessions, samples] = process.argv.slice(2, 4).map(Number) as [number, number];
 
-function Demo(): string {
-  useModel(SCRIPTED_MODEL);
-  return 'You are the Eve/Flue bridge demo agent.';
-}
-Demo.agentName = 'demo';
-
-const dataDir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-flue-soak-'));
-const model = createScriptedModel();
-const flue = await start({ agents: [Demo], providers: [model.provider], db: flueStore(join(dataDir, 'flue.db')) });
+const flue = await startFlueAlone();
 const memory = () => {
   (globalThis as { gc?: () => void }).gc?.();
   const { rss, heapUsed } = process.memoryUsage();
@@ -40,5 +28,4 @@ const first = init(Demo, { id: 'soak-0' });
 const recall = (await first.read(await first.dispatch({ message: '/recall' }))).text;
 process.send!({ ...result, recall });
 await flue.stop();
-rmSync(dataDir, { recursive: true, force: true });
 process.exit(0);
