@@ -17,12 +17,14 @@ export interface SoakOptions {
   /** Runs session `i`'s one turn to its end. */
   turn: (i: number) => Promise<void>;
   memory: () => Promise<{ rss: number; heapUsed: number }>;
+  /** Hears each sample as it is taken (a long run shows its progress). */
+  onSample?: (sample: Sample) => void;
 }
 
 const CONCURRENCY = 8;
 
 /** Runs `sessions` one-turn sessions, 8 at a time, sampling memory every `sessions / samples`. */
-export async function runSoak({ sessions, samples: count, turn, memory }: SoakOptions): Promise<SoakResult> {
+export async function runSoak({ sessions, samples: count, turn, memory, onSample }: SoakOptions): Promise<SoakResult> {
   const every = Math.max(1, Math.floor(sessions / count));
   const samples: Sample[] = [{ sessions: 0, ...(await memory()) }];
   const started = performance.now();
@@ -36,7 +38,11 @@ export async function runSoak({ sessions, samples: count, turn, memory }: SoakOp
       done += 1;
       if (done % every === 0) {
         const at = done;
-        sampling = sampling.then(async () => void samples.push({ sessions: at, ...(await memory()) }));
+        sampling = sampling.then(async () => {
+          const sample = { sessions: at, ...(await memory()) };
+          samples.push(sample);
+          onSample?.(sample);
+        });
         await sampling;
       }
     }

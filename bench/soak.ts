@@ -32,11 +32,14 @@ async function soakBridge(sessions: number): Promise<BridgeRun> {
   const client = new Client({ host: url });
   let first: string | undefined;
   let wrong = 0;
+  let taken = 0;
   try {
     const result = await runSoak({
       sessions,
       samples: SAMPLES,
       memory: () => ask(bridge, 'memory'),
+      // Every tenth of the way, so that a run cut short still says how far memory went.
+      onSample: (s) => void (++taken % (SAMPLES / 10) === 0 && console.log(`    bridge after ${fmt(s.sessions)} sessions: RSS ${mib(s.rss)} MiB, heap ${mib(s.heapUsed)} MiB`)),
       async turn(i) {
         const message = i % 2 === 1 ? TOOL : `hello ${i}`;
         const { session, response } = await client.sessions.create({ message });
