@@ -16,6 +16,8 @@ describe('bridge configuration', () => {
     [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth function'],
     [{ agent: Demo, limits: { maxTextBytes: -1 } }, '`limits.maxTextBytes` must be a positive integer'],
     [{ agent: Demo, limits: { maxFiles: 3 } }, '`limits.maxFiles` is not a limit'],
+    [{ agent: Demo, idleSessionMs: -1 }, '`idleSessionMs` must be a number of milliseconds'],
+    [{ agent: Demo, maxResidentSessions: 0 }, '`maxResidentSessions` must be a positive integer'],
   ])('refuses %j', (config, message) => {
     expect(() => defineBridgeConfig(config as never)).toThrow(message);
   });
@@ -27,6 +29,15 @@ describe('bridge configuration', () => {
     await expect(
       startBridge({ agent: Demo, mode: 'production', port: 0, store: 'memory', auth: bearerTokens({ 'a-long-enough-token-1': 'ops' }) }, { logger: silentLogger }),
     ).rejects.toThrow(/production mode needs a token key/);
+  });
+
+  test('a malformed eviction setting in the environment stops the start, naming it', async () => {
+    process.env.MAX_RESIDENT_SESSIONS = 'lots';
+    try {
+      await expect(startBridge({ agent: Demo, port: 0, store: 'memory' }, { logger: silentLogger })).rejects.toThrow('[eve-flue] MAX_RESIDENT_SESSIONS: "lots" must be an integer of at least 1');
+    } finally {
+      delete process.env.MAX_RESIDENT_SESSIONS;
+    }
   });
 
   test('the CLI explains itself', () => {

@@ -1,4 +1,4 @@
-export { assertRouteAuth, createCompatServer, ConfigurationError, DEFAULT_IDLE_SESSION_MS, DEFAULT_MAX_RESIDENT_SESSIONS, resolveMode } from './server.ts';
+export { assertRouteAuth, createCompatServer, ConfigurationError, resolveMode } from './server.ts';
 export type { EvictionReason } from './session/residency.ts';
 export type { CompatServer, CompatServerOptions, Mode } from './server.ts';
 export type { ServerObserver, StreamSummary, StreamTransport, TurnOutcome } from './observer.ts';

@@ -141,8 +141,8 @@ export function assertRouteAuth(mode: Mode, auth: RouteAuth | undefined): void {
 }
 
 const DAY = 24 * 60 * 60 * 1000;
-export const DEFAULT_IDLE_SESSION_MS = 5 * 60 * 1000;
-export const DEFAULT_MAX_RESIDENT_SESSIONS = 1_000;
+const DEFAULT_IDLE_SESSION_MS = 5 * 60 * 1000;
+const DEFAULT_MAX_RESIDENT_SESSIONS = 1_000;
 /** How often a cluster member looks for sessions whose instance died. */
 const ORPHAN_SWEEP_MS = 1_000;
 
