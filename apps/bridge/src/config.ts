@@ -66,8 +66,8 @@ export interface BridgeConfig {
   streamLeaseMs?: number;
   /**
    * How long a session with no running turn, no open stream and no pending sign-in or approval
-   * stays in memory (its agent instance, MCP clients, caches: about 10 to 50 KiB each, more with
-   * long conversations) before it is evicted; its next message reloads it from the stores, which
+   * stays in memory (its agent instance, MCP clients, caches: about 40 KiB of heap for a one-turn
+   * session, more with a long conversation) before it is evicted; its next message reloads it from the stores, which
    * costs that message a few milliseconds and a new MCP session per connection. Default:
    * `IDLE_SESSION_MS`, else 5 minutes. 0 evicts a session as soon as it is idle.
    */
