@@ -35,6 +35,8 @@ export class FlueHost {
   /** Set while a restart waits for the work inside to end, or runs: new work waits for it. */
   #door: PromiseWithResolvers<void> | undefined;
   #drained: (() => void) | undefined;
+  /** The last restart stopped Flue but could not start it again. */
+  #down = false;
 
   private constructor(options: FlueHostOptions, flue: { stop(): Promise<void> }, db: PersistenceAdapter) {
     this.#options = options;
@@ -51,7 +53,12 @@ export class FlueHost {
 
   /** Runs `work` inside Flue, once no restart is under way. */
   async run<T>(work: () => Promise<T>): Promise<T> {
-    while (this.#door) await this.#door.promise;
+    for (let tried = false; ; tried = true) {
+      while (this.#door) await this.#door.promise;
+      // Flue did not come back from the last restart: one more try before this work (which fails without it).
+      if (!this.#down || tried) break;
+      await this.#restart();
+    }
     this.#active += 1;
     try {
       return await work();
@@ -86,9 +93,11 @@ export class FlueHost {
       this.#flue = await boot(this.#options, this.#db);
       this.#released = 0;
       this.#threshold = this.#options.recycleAfter;
+      this.#down = false;
       this.#options.logger.info({ released }, 'restarted Flue to let go of the instances it served');
     } catch (error) {
-      this.#options.logger.error({ err: error }, 'could not restart Flue');
+      this.#down = true;
+      this.#options.logger.error({ err: error }, 'could not restart Flue; trying again before the next turn');
     } finally {
       this.#door = undefined;
       door.resolve();
