@@ -6,7 +6,7 @@
  * the second half printed per session; then the first session, idle since the start (evicted),
  * is asked `/recall`: the agent must still remember its first message. In the same run, Flue
  * alone (bench/flue-soak.ts) serves the same number of one-turn instances: the baseline.
- * Run: node bench/soak.ts [N,N,...] (default 1000,5000; or SOAK_N). The bridge runs with its
+ * Run: node bench/soak.ts [N,N,...] (default 1000,5000; or SOAK_N); SOAK_BASELINE=off skips Flue alone. The bridge runs with its
  * default idleSessionMs and maxResidentSessions unless IDLE_SESSION_MS / MAX_RESIDENT_SESSIONS say otherwise.
  */
 import { once } from 'node:events';
@@ -17,6 +17,8 @@ import { ask, child } from './turn-load.ts';
 
 const SIZES = (process.argv[2] ?? process.env.SOAK_N ?? '1000,5000').split(',').map(Number);
 const SAMPLES = 40;
+/** SOAK_BASELINE=off skips Flue alone (a long run on a busy machine); its figures then come from another run. */
+const BASELINE = process.env.SOAK_BASELINE !== 'off';
 const TOOL = '/tool connection__demo__echo {"text":"soak"}';
 
 const GC = ['--expose-gc'];
@@ -83,14 +85,15 @@ console.log(`soak: N one-turn sessions (8 at a time, every other one calling con
 console.log(`  bridge settings: idleSessionMs ${process.env.IDLE_SESSION_MS ?? 'default'}, maxResidentSessions ${process.env.MAX_RESIDENT_SESSIONS ?? 'default'}`);
 for (const sessions of SIZES) {
   console.log(`N = ${fmt(sessions)}`);
-  const flue = await soakFlue(sessions);
-  const baseline = describe('Flue alone', flue);
+  const flue = BASELINE ? await soakFlue(sessions) : undefined;
+  const baseline = flue && describe('Flue alone', flue);
   const bridge = await soakBridge(sessions);
   const measured = describe('bridge', bridge);
   const ratio = (a: number, b: number) => (Math.abs(b) < 1 ? 'n/a' : (a / b).toFixed(2));
-  console.log(`  ratio bridge / Flue alone, second-half slope: RSS ${ratio(measured.rssSlope, baseline.rssSlope)}×, heap ${ratio(measured.heapSlope, baseline.heapSlope)}×`);
+  if (baseline) console.log(`  ratio bridge / Flue alone, second-half slope: RSS ${ratio(measured.rssSlope, baseline.rssSlope)}×, heap ${ratio(measured.heapSlope, baseline.heapSlope)}×`);
+  else console.log('  no Flue-alone baseline in this run (SOAK_BASELINE=off)');
   if (sessions > 5_000) console.log(`  bridge RSS at 5,000 sessions ${mib(at(bridge.samples, 5_000).rss)} MiB, at ${fmt(sessions)} ${mib(bridge.samples.at(-1)!.rss)} MiB`);
   console.log(`  turns with a wrong or missing reply: ${bridge.wrong}`);
   console.log(`  first session (idle since the start) asked /recall: ${bridge.recall.slice(0, 120)}`);
-  console.log(`  Flue alone, first instance asked /recall: ${flue.recall.slice(0, 120)}`);
+  if (flue) console.log(`  Flue alone, first instance asked /recall: ${flue.recall.slice(0, 120)}`);
 }
