@@ -97,5 +97,22 @@ export function createScriptedModel() {
   };
   // Compaction can make two model calls at once; keep more than one response queued.
   faux.setResponses(Array.from({ length: 4 }, () => respond));
-  return { provider: faux.provider, model: SCRIPTED_MODEL };
+  return { provider: withoutPromptCache(faux.provider), model: SCRIPTED_MODEL };
+}
+
+type FauxProvider = ReturnType<typeof fauxProvider>['provider'];
+
+/**
+ * The faux provider keeps each session's last prompt, for as long as it lives, to estimate prompt
+ * cache reads (some 4 KiB a session): a long-running demo or a soak would grow with every session.
+ * The scripted model asks for no caching, so it keeps none.
+ */
+function withoutPromptCache(provider: FauxProvider): FauxProvider {
+  return new Proxy(provider, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if ((property !== 'stream' && property !== 'streamSimple') || typeof value !== 'function') return value;
+      return (model: unknown, context: unknown, options?: Record<string, unknown>) => Reflect.apply(value, target, [model, context, { ...options, cacheRetention: 'none' }]);
+    },
+  });
 }
