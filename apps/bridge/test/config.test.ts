@@ -4,6 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import { silentLogger } from '@eve-flue/compat-server';
 import { bearerTokens, defineBridgeConfig, startBridge } from '@eve-flue/bridge';
 import { Demo } from '../../demo/src/agent.ts';
+import { checkConnections } from '../src/check.ts';
 
 describe('bridge configuration', () => {
   test.each([
@@ -13,11 +14,13 @@ describe('bridge configuration', () => {
     [{ agent: Demo, store: { redis: 'not a url' } }, '`store` must be'],
     [{ agent: Demo, port: 70_000 }, '`port` must be a port number'],
     [{ agent: Demo, publicUrl: 'bridge.example.com' }, '`publicUrl` must be an absolute URL'],
-    [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth function'],
+    [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth strategy or an array of them'],
+    [{ agent: Demo, sessions: { owner: 'creator' } }, '`sessions` must be { owner: "principal" }'],
     [{ agent: Demo, limits: { maxTextBytes: -1 } }, '`limits.maxTextBytes` must be a positive integer'],
     [{ agent: Demo, limits: { maxFiles: 3 } }, '`limits.maxFiles` is not a limit'],
     [{ agent: Demo, idleSessionMs: -1 }, '`idleSessionMs` must be a number of milliseconds'],
     [{ agent: Demo, maxResidentSessions: 0 }, '`maxResidentSessions` must be a positive integer'],
+    [{ agent: Demo, connections: { name: 'notes' } }, '`connections` must be an array of connection definitions or a function'],
   ])('refuses %j', (config, message) => {
     expect(() => defineBridgeConfig(config as never)).toThrow(message);
   });
@@ -37,6 +40,17 @@ describe('bridge configuration', () => {
       await expect(startBridge({ agent: Demo, port: 0, store: 'memory' }, { logger: silentLogger })).rejects.toThrow('[eve-flue] MAX_RESIDENT_SESSIONS: "lots" must be an integer of at least 1');
     } finally {
       delete process.env.MAX_RESIDENT_SESSIONS;
+    }
+  });
+
+  test('connections resolved per caller: a function starts (it crashed at start before), and check says what it cannot check', async () => {
+    const config = defineBridgeConfig({ agent: Demo, store: 'memory', port: 0, connections: () => [] });
+    expect(await checkConnections(config)).toEqual({ lines: ['connections are resolved per caller (a function): each set is listed when a session starts'], ready: true });
+    const bridge = await startBridge(config, { logger: silentLogger });
+    try {
+      expect(bridge.connections.status()).toEqual([]);
+    } finally {
+      await bridge.close();
     }
   });
 
