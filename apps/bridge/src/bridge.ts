@@ -129,6 +129,8 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
   const redis = typeof config.store === 'object' ? { connections: new RedisConnections(config.store.redis), prefix: config.store.prefix ?? 'eve:' } : undefined;
   const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
   const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
+  // Read before anything starts: a malformed one stops the bridge with nothing to clean up.
+  const residency = residencySettings(config);
   const ops = await startOps({ logger, ...(redis ? { redis: redis.connections } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
   let assembled: Awaited<ReturnType<typeof assemble>>;
   let lock: DataDirLock | undefined;
@@ -136,7 +138,7 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
     if (durable) prepareDataDir(dataDir);
     // The journal, tokens and Flue's conversations live in the folder unless Redis holds them.
     if (durable && !redis) lock = lockDataDir(dataDir);
-    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis });
+    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis, residency });
     if (durable) restrictDataFiles(dataDir);
   } catch (error) {
     lock?.release();
@@ -247,6 +249,7 @@ interface Settings {
   logger: Logger;
   ops: Ops;
   redis: SharedRedis | undefined;
+  residency: ReturnType<typeof residencySettings>;
 }
 
 /** The instance's Redis connections and the key prefix every store on them uses. */
@@ -256,7 +259,7 @@ interface SharedRedis {
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops, redis }: Settings) {
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops, redis, residency }: Settings) {
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
     throw new Error('[eve-flue] a Redis store needs BRIDGE_TOKEN_KEY (or `tokenKey`): every instance must open the tokens the others sealed.');
@@ -336,7 +339,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
-    ...residencySettings(config),
+    ...residency,
     observer: ops.observer,
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());
