@@ -10,6 +10,8 @@ import {
   assertRouteAuth,
   ConfigurationError,
   createCompatServer,
+  MemoryCallbackStore,
+  SqliteCallbackStore,
   isWebSocketUpgrade,
   MemoryJournal,
   RedisConnections,
@@ -323,6 +325,9 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
+    ...(config.trustedForwarders ? { trustedForwarders: config.trustedForwarders } : {}),
+    // Callbacks owed to remote-agent parents outlive a restart wherever the journal does (per instance with Redis).
+    callbackStore: durable ? new SqliteCallbackStore(join(dataDir, 'callbacks.db')) : new MemoryCallbackStore(),
     observer: ops.observer,
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());

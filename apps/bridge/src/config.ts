@@ -1,6 +1,6 @@
 import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { resolveLimits, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
+import { resolveLimits, type Mode, type RequestLimits, type RouteAuth, type TrustedForwarders } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -64,6 +64,12 @@ export interface BridgeConfig {
   limits?: Partial<RequestLimits>;
   /** How long one NDJSON stream response lasts before its reader reconnects to resume it. Default 60 s. */
   streamLeaseMs?: number;
+  /**
+   * Whether the route-authenticated caller (`forwarder`, e.g. an Eve app whose
+   * `defineRemoteAgent` sets `forwardPrincipal: true`) may run turns as the principal it asserts
+   * (`assertion.principal.current`, in Eve's shape). Without it a forwarded principal is refused (403).
+   */
+  trustedForwarders?: TrustedForwarders;
 }
 
 export interface RedisStore {
@@ -72,7 +78,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'trustedForwarders']);
 
 const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
@@ -92,6 +98,7 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
   if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
+  if (config.trustedForwarders !== undefined && typeof config.trustedForwarders !== 'function') fail('`trustedForwarders` must be a function (forwarder, assertion) => boolean');
   if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
   if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
   if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');

@@ -3,7 +3,7 @@ export type { BridgeConfig, RedisStore } from './config.ts';
 export { createBridge, startBridge } from './bridge.ts';
 export type { Bridge, CreateBridgeOptions, RunningBridge, StartOptions } from './bridge.ts';
 export { bearerTokens } from '@eve-flue/compat-server';
-export type { Logger, Mode, Principal, RouteAuth } from '@eve-flue/compat-server';
+export type { ForwardedAssertion, ForwardedPrincipalContext, Logger, Mode, Principal, RouteAuth, TrustedForwarders } from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
 export type { FlueConnectionDefinition } from '@eve-flue/connections';
 export type { FlueAgent } from '@eve-flue/flue-adapter';

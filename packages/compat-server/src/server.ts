@@ -4,7 +4,10 @@ import type { Duplex } from 'node:stream';
 import cors, { type CorsOptions } from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import { ERRORS, EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, errorBody, type HealthBody } from '@eve-flue/eve-protocol';
-import { requireRouteAuth } from './auth/middleware.ts';
+import { LOCAL_DEV_PRINCIPAL, requireRouteAuth } from './auth/middleware.ts';
+import { MemoryCallbackStore, SqliteCallbackStore, type CallbackStore } from './remote/callback-store.ts';
+import { RemoteCallbacks } from './remote/callbacks.ts';
+import type { TrustedForwarders } from './remote/forwarded-principal.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { readJsonBody } from './http/json-body.ts';
@@ -76,6 +79,18 @@ export interface CompatServerOptions {
   routes?: RequestHandler;
   /** Hears about streams and turns (metrics, access logs). */
   observer?: ServerObserver;
+  /**
+   * Whether the route-authenticated caller (`forwarder`) may run turns as the principal it
+   * forwards (Eve's `defineRemoteAgent({ forwardPrincipal: true })`). Absent, a forwarded
+   * principal is refused with 403.
+   */
+  trustedForwarders?: TrustedForwarders;
+  /**
+   * The ledger of callbacks owed to remote-agent parents. Default: SQLite at
+   * `<dataDir>/callbacks.db` when the journal is the default one, else memory (pass one that
+   * lasts as long as the journal).
+   */
+  callbackStore?: CallbackStore;
 }
 
 export interface CompatServer {
@@ -139,6 +154,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   assertRouteAuth(mode, options.auth);
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
+  const callbackStore = options.callbackStore ?? (options.journal ? new MemoryCallbackStore() : new SqliteCallbackStore(join(options.dataDir ?? '.data', 'callbacks.db')));
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
   const limits = resolveLimits(uploads.maxBytes, options.limits);
   const site = options.site && siteOf(options.site);
@@ -152,10 +168,13 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     retentionMs,
     ...(options.clock ? { now: options.clock } : {}),
     ...(observer.turnEnded ? { onTurnEnded: (outcome) => observer.turnEnded!(outcome) } : {}),
+    ...(mode === 'development' ? { anonymousOperations: LOCAL_DEV_PRINCIPAL } : {}),
   });
   const sessions: Sessions = options.cluster ? new ClusteredSessions(manager, options.cluster, journal, logger, ORPHAN_SWEEP_MS) : manager;
   const recovered = await sessions.recoverInterruptedTurns();
   if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
+  const callbacks = new RemoteCallbacks({ store: callbackStore, journal, logger });
+  await callbacks.start();
   if (!options.auth) logger.warn({}, 'route auth is off: anonymous callers are admitted (development mode)');
 
   const app = express();
@@ -182,7 +201,18 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
   const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger });
-  api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams }));
+  api.use(
+    sessionRoutes({
+      sessions,
+      journal,
+      uploads,
+      limits,
+      streams: ndjsonStreams,
+      callbacks,
+      ...(options.trustedForwarders ? { trustedForwarders: options.trustedForwarders } : {}),
+      ...(mode === 'development' ? { anonymousCaller: LOCAL_DEV_PRINCIPAL } : {}),
+    }),
+  );
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -211,6 +241,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       clearInterval(sweep);
       await webSockets.close();
       await sessions.close();
+      await callbacks.close();
       await options.runtime.close?.();
       await journal.close();
     },

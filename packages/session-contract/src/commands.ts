@@ -6,7 +6,7 @@ import { z } from 'zod';
  * owns the session is encoded, checked and decoded by these same schemas, as is its answer.
  */
 
-const principal = z.strictObject({ id: z.string().min(1), type: z.enum(['user', 'service']) });
+const principal = z.strictObject({ id: z.string().min(1), type: z.enum(['user', 'service']), forwardedBy: z.string().min(1).optional() });
 
 /** File bytes in memory, base64 on the wire between instances. */
 const bytes = z.codec(z.base64(), z.custom<Uint8Array>((data) => data instanceof Uint8Array), {
@@ -41,6 +41,8 @@ export const messageInput = z.strictObject({
   files: z.array(userFile),
   /** What the client said about its own state (`clientContext`), passed through untouched. */
   clientContext: z.unknown().optional(),
+  /** A JSON Schema the turn's answer must match (Eve's `outputSchema`): the answer is then a structured value. */
+  outputSchema: z.record(z.string(), z.unknown()).optional(),
 });
 export type MessageInput = z.output<typeof messageInput>;
 
@@ -61,6 +63,8 @@ export const sessionCommand = z.discriminatedUnion('kind', [
     principal: principal.optional(),
     input: messageInput.optional(),
     operationId: z.string().min(1).optional(),
+    /** The first message's delivery id, chosen where the request arrived (a remote caller's callback is bound to it). */
+    deliveryId: z.string().min(1).optional(),
   }),
   z.strictObject({
     kind: z.literal('send'),

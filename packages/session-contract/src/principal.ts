@@ -2,4 +2,6 @@
 export interface Principal {
   id: string;
   type: 'user' | 'service';
+  /** Set when a trusted forwarder asserted this principal (Eve's `forwardPrincipal`): the forwarder's id. */
+  forwardedBy?: string;
 }

@@ -6,6 +6,12 @@ import type { Principal, RouteAuth } from './route-auth.ts';
 
 const PRINCIPAL = Symbol('principal');
 
+/**
+ * Eve's synthetic development caller (`principalId: "local-dev"`): who an anonymous caller is, in
+ * development with route auth off, where Eve needs a principal (an `operationId`, a forwarder).
+ */
+export const LOCAL_DEV_PRINCIPAL: Principal = Object.freeze({ id: 'local-dev', type: 'service' });
+
 /** The principal route auth admitted; undefined for anonymous development access. */
 export function principalOf(request: Request): Principal | undefined {
   return (request as Request & { [PRINCIPAL]?: Principal })[PRINCIPAL];
