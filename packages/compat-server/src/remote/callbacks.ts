@@ -131,6 +131,7 @@ export class RemoteCallbacks {
           if (!(await this.#post(binding.caller.callback.url, body, sessionId))) return;
           await this.#store.advance(sessionId, line.index, turnFrom);
           owed = { ...owed, deliveredThrough: line.index, turnFrom };
+          this.#logger.info({ sessionId, kind: body.kind, streamIndex: line.index }, 'remote-agent callback delivered');
         }
       }
       if (lines.length < PAGE) break;

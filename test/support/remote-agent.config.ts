@@ -1,0 +1,18 @@
+/**
+ * A bridge for the remote-agent tests: the demo agent on the scripted model, no connections,
+ * durable in DATA_DIR. ROUTE_TOKEN turns route auth on (one caller, `eve-parent`); then
+ * FORWARDER names the one caller `trustedForwarders` trusts.
+ */
+import { bearerTokens, defineBridgeConfig } from '@eve-flue/bridge';
+import { createScriptedModel } from '@eve-flue/flue-adapter';
+import { Demo } from '../../apps/demo/src/agent.ts';
+
+const model = createScriptedModel();
+export default defineBridgeConfig({
+  agent: Demo,
+  providers: [model.provider],
+  modelId: model.model,
+  webPage: false,
+  ...(process.env.ROUTE_TOKEN ? { auth: bearerTokens({ [process.env.ROUTE_TOKEN]: 'eve-parent' }) } : {}),
+  ...(process.env.FORWARDER ? { trustedForwarders: (forwarder) => forwarder.id === process.env.FORWARDER } : {}),
+});
