@@ -14,12 +14,18 @@ export interface EveParentApp {
 
 const FIXTURE = fileURLToPath(new URL('./eve-parent-app', import.meta.url));
 const ROOT_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
-const EVE_BIN = join(ROOT_MODULES, 'eve', 'bin', 'eve.js');
 
-function appEnvironment(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name === 'NODE_ENV' || name === 'NODE_OPTIONS' || name.startsWith('JEST_')) delete env[name];
-  return env;
+/** Where the `eve` CLI is. */
+export const EVE_BIN = join(ROOT_MODULES, 'eve', 'bin', 'eve.js');
+
+/**
+ * The environment an `eve` command runs in, as a developer runs it: this Node first on PATH (Eve
+ * starts its servers with `node` from PATH), and not the test runner's NODE_ENV=test or NODE_OPTIONS.
+ */
+export function eveEnvironment(env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(inherited)) if (name === 'NODE_ENV' || name === 'NODE_OPTIONS' || name.startsWith('JEST_')) delete inherited[name];
+  return { ...inherited, ...env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' };
 }
 
 /**
@@ -33,9 +39,7 @@ export async function startEveParentApp(env: Record<string, string>): Promise<Ev
   await symlink(ROOT_MODULES, join(dir, 'node_modules'), 'dir');
   const child: ChildProcess = spawn(process.execPath, [EVE_BIN, 'dev', '--no-ui', '--no-default-extensions', '--host', '127.0.0.1', '--port', '0'], {
     cwd: dir,
-    // Eve starts its dev server with `node` from PATH: this Node first. Not the test runner's
-    // environment (NODE_ENV=test, its NODE_OPTIONS): the app runs as a developer runs it.
-    env: { ...appEnvironment(), ...env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' },
+    env: eveEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
