@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { Client } from 'eve/client';
-import { bearerTokens, type ForwardedAssertion, type Principal } from '@eve-flue/bridge';
+import { bearerTokens, defineFlueConnection, type ForwardedAssertion, type Principal } from '@eve-flue/bridge';
 import { launchChromium } from './support/browser.ts';
 import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
 import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
@@ -24,13 +24,15 @@ const forwarded: { forwarder: Principal; assertion: ForwardedAssertion }[] = [];
 
 beforeAll(async () => {
   plain = await startCliBridge();
-  guarded = await startDemoBridge({
+  guarded = await startDemoBridge((demo) => ({
     auth: bearerTokens({ [TOKEN]: 'eve-parent' }),
     trustedForwarders: (forwarder, assertion) => {
       forwarded.push({ forwarder, assertion });
       return forwarder.id === 'eve-parent';
     },
-  });
+    // The demo server again, as `gated`: every call waits for a person's approval.
+    connections: [...(demo.config.connections ?? []), defineFlueConnection({ name: 'gated', url: demo.mcpUrl, approval: 'always' })],
+  }));
   browser = await launchChromium();
   parent = await startEveParentApp({ FLUE_BRIDGE_URL: plain.url, GUARDED_BRIDGE_URL: guarded.url, GUARDED_BRIDGE_TOKEN: TOKEN });
 }, 180_000);
@@ -102,3 +104,19 @@ test('behind a bearer token, with the caller forwarded, a sign-in in the child s
   // The child's turn ran as the forwarded principal: its sign-in is that principal's.
   expect(required.principalId ?? (required as { data?: { principalId?: string } }).data?.principalId).toBe(assertion.principal.current.principalId);
 }, 180_000);
+
+test("an approval the child asks for is the parent's to answer, and the answer resumes the child", async () => {
+  const { sessionId, events } = await askParent('guarded /tool connection__gated__echo {"text":"approved by the parent"}', (e) => e.type === 'input.requested');
+  const [request] = (events.at(-1)!.data.requests as { requestId: string; kind: string; options?: { id: string }[] }[]) ?? [];
+  expect(request).toMatchObject({ kind: 'tool-approval' });
+  const approve = request!.options?.find((o) => /approve|allow|yes/i.test(o.id))?.id ?? 'approve';
+  const answered = await fetch(`${parent.url}/eve/v1/session/${sessionId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ inputResponses: [{ requestId: request!.requestId, optionId: approve }] }),
+  });
+  expect(answered.status).toBe(202);
+  const rest = await streamUntil(parent.url, sessionId, (e) => e.type === 'session.waiting');
+  expect(settledTask(rest)).toMatchObject({ status: 'completed' });
+  expect(String(settledTask(rest)?.output)).toContain('Tool connection__gated__echo returned: approved by the parent');
+}, 120_000);
