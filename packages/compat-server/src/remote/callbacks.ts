@@ -35,6 +35,8 @@ export class RemoteCallbacks {
   /** Sessions being delivered now, and whether more arrived meanwhile. */
   readonly #running = new Map<string, { again: boolean }>();
   readonly #watching = new Map<string, TailListener>();
+  /** How far this process has read each watched session: the next index, and the turn it is in. */
+  readonly #progress = new Map<string, { next: number; turnFrom: number; turn: TurnSummary; ended: boolean }>();
   readonly #closed = new AbortController();
   readonly #pumps = new Set<Promise<void>>();
 
@@ -81,6 +83,7 @@ export class RemoteCallbacks {
     const listener = this.#watching.get(sessionId);
     if (listener) this.#journal.unsubscribe(sessionId, listener);
     this.#watching.delete(sessionId);
+    this.#progress.delete(sessionId);
   }
 
   #schedule(sessionId: string): void {
@@ -107,38 +110,42 @@ export class RemoteCallbacks {
     void pump.finally(() => this.#pumps.delete(pump));
   }
 
-  /** Reads the session's journal from the turn of the next undelivered event, and delivers what each event owes. */
+  /**
+   * Reads the session's journal on from where this process got to (after a start, from the turn
+   * of the next undelivered event) and delivers what each event owes.
+   */
   async #deliverOwed(sessionId: string): Promise<void> {
     let owed = await this.#store.get(sessionId);
     if (!owed) return this.#unwatch(sessionId);
-    let turn = new TurnSummary();
-    let turnFrom = owed.turnFrom;
-    let ended = false;
-    for (let from = owed.turnFrom; !this.#closed.signal.aborted; ) {
-      const lines = await this.#journal.read(sessionId, from, PAGE);
+    const progress = this.#progress.get(sessionId) ?? { next: owed.turnFrom, turnFrom: owed.turnFrom, turn: new TurnSummary(), ended: false };
+    this.#progress.set(sessionId, progress);
+    while (!this.#closed.signal.aborted) {
+      const lines = await this.#journal.read(sessionId, progress.next, PAGE);
       for (const line of lines) {
         const event = JSON.parse(line.line) as JournaledEvent;
         if (event.type === 'turn.started') {
-          turn = new TurnSummary();
-          turnFrom = line.index;
+          progress.turn = new TurnSummary();
+          progress.turnFrom = line.index;
         }
-        turn.add(event);
-        if (event.type === 'session.completed') ended = true;
-        if (line.index <= owed.deliveredThrough) continue;
-        const binding = bindingFor(owed, event);
-        const body = binding && callbackBody(event, { caller: binding.caller, structured: binding.structured === true, sessionId, turn });
-        if (body && binding) {
-          if (!(await this.#post(binding.caller.callback.url, body, sessionId))) return;
-          await this.#store.advance(sessionId, line.index, turnFrom);
-          owed = { ...owed, deliveredThrough: line.index, turnFrom };
-          this.#logger.info({ sessionId, kind: body.kind, streamIndex: line.index }, 'remote-agent callback delivered');
+        progress.turn.add(event);
+        if (event.type === 'session.completed') progress.ended = true;
+        if (line.index > owed.deliveredThrough) {
+          const binding = bindingFor(owed, event);
+          const body = binding && callbackBody(event, { caller: binding.caller, structured: binding.structured === true, sessionId, turn: progress.turn });
+          if (body && binding) {
+            // Not delivered (closing): this event is read again, from its turn, by the next process.
+            if (!(await this.#post(binding.caller.callback.url, body, sessionId))) return;
+            await this.#store.advance(sessionId, line.index, progress.turnFrom);
+            owed = { ...owed, deliveredThrough: line.index, turnFrom: progress.turnFrom };
+            this.#logger.info({ sessionId, kind: body.kind, streamIndex: line.index }, 'remote-agent callback delivered');
+          }
         }
+        progress.next = line.index + 1;
       }
       if (lines.length < PAGE) break;
-      from = lines.at(-1)!.index + 1;
     }
     // A reset session writes nothing more: once everything it owed went out, its ledger entry goes too.
-    if (ended && !this.#closed.signal.aborted) {
+    if (progress.ended && !this.#closed.signal.aborted) {
       await this.#store.drop(sessionId);
       this.#unwatch(sessionId);
     }
