@@ -4,12 +4,18 @@ import { RequestError } from './errors.ts';
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
-/** Compiles a caller's `outputSchema` (JSON Schema); one that does not compile is the caller's mistake (400). */
+/**
+ * Compiles a caller's `outputSchema` (JSON Schema); one that does not compile is the caller's
+ * mistake (400). Ajv would keep every schema it compiled (and refuse a second one with the same
+ * `$id`): each is removed again, its validator kept.
+ */
 export function compileOutputSchema(schema: Record<string, unknown>): ValidateFunction {
   try {
     return ajv.compile(schema);
   } catch (error) {
     throw new RequestError('invalid_request', `outputSchema is not a usable JSON Schema: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    ajv.removeSchema(schema);
   }
 }
 
