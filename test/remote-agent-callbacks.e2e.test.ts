@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { startCallbackReceiver, type CallbackReceiver } from './support/callback-receiver.ts';
-import { startCliBridge, type CliBridge } from './support/cli-bridge.ts';
+import { startCliBridge, untilLogged, type CliBridge } from './support/cli-bridge.ts';
 import { streamUntil } from './support/ndjson.ts';
 
 /**
@@ -36,13 +36,6 @@ async function start(): Promise<CliBridge> {
   const bridge = await startCliBridge({ DATA_DIR: dataDir }, ['start', '--config', CONFIG]);
   bridges.push(bridge);
   return bridge;
-}
-
-/** Resolves once the bridge has logged `msg` for the session. */
-async function logged(bridge: CliBridge, msg: string, sessionId: string): Promise<void> {
-  while (!bridge.logs.some((l) => l.msg === msg && l.sessionId === sessionId)) {
-    await new Promise((resolve) => bridge.child.stdout!.once('data', resolve));
-  }
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -109,7 +102,7 @@ test('a callback owed when the parent was down is delivered once after a restart
   const { sessionId } = (await created.json()) as { sessionId: string };
   await streamUntil(before.url, sessionId, (e) => e.type === 'session.waiting');
   // The bridge tried, met a refused connection, and will try again.
-  await logged(before, 'remote-agent callback failed; retrying', sessionId);
+  await untilLogged(before, 'remote-agent callback failed; retrying', sessionId);
   await before.kill();
   expect(receiver.received).toEqual([]);
 
@@ -126,7 +119,7 @@ test('a callback owed when the parent was down is delivered once after a restart
   });
 
   // Once acknowledged it is not owed any more, even by the next process: the follow-up's reply comes next, alone.
-  await logged(after, 'remote-agent callback delivered', sessionId);
+  await untilLogged(after, 'remote-agent callback delivered', sessionId);
   await after.kill();
   const last = await start();
   const followUp = await post(`${last.url}/eve/v1/session/${sessionId}`, { message: 'and now', callback: callback('call-2') });

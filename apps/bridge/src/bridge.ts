@@ -11,6 +11,7 @@ import {
   ConfigurationError,
   createCompatServer,
   MemoryCallbackStore,
+  RedisCallbackStore,
   SqliteCallbackStore,
   isWebSocketUpgrade,
   MemoryJournal,
@@ -326,8 +327,12 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
     ...(config.trustedForwarders ? { trustedForwarders: config.trustedForwarders } : {}),
-    // Callbacks owed to remote-agent parents outlive a restart wherever the journal does (per instance with Redis).
-    callbackStore: durable ? new SqliteCallbackStore(join(dataDir, 'callbacks.db')) : new MemoryCallbackStore(),
+    // Callbacks owed to remote-agent parents live where the journal does: with Redis any instance can deliver them.
+    callbackStore: redis
+      ? new RedisCallbackStore(redis.connections, { prefix: redis.prefix })
+      : durable
+        ? new SqliteCallbackStore(join(dataDir, 'callbacks.db'))
+        : new MemoryCallbackStore(),
     observer: ops.observer,
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());

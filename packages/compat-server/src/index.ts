@@ -33,6 +33,7 @@ export { RedisJournal } from './journal/redis.ts';
 export type { RedisJournalOptions, SessionFence } from './journal/redis.ts';
 export { SessionTakenOverError, StoreUnavailableError } from './journal/errors.ts';
 export { MemoryCallbackStore, SqliteCallbackStore } from './remote/callback-store.ts';
+export { RedisCallbackStore } from './remote/redis-callback-store.ts';
 export type { CallbackStore, CallerBinding, OwedCallbacks } from './remote/callback-store.ts';
 export type { ForwardedAssertion, ForwardedPrincipalContext, TrustedForwarders } from './remote/forwarded-principal.ts';
 export { REMOTE_AGENT_PROTOCOL_VERSION } from './remote/protocol.ts';

@@ -25,6 +25,10 @@ export interface OwedCallbacks {
 
 /** The durable ledger of callbacks owed: written before the turn runs, advanced after each delivery. */
 export interface CallbackStore {
+  /** Set when several instances share the ledger: each delivers only what it `claim`s, and looks for what nobody holds. */
+  readonly shared?: boolean;
+  /** Takes, or renews, the right to deliver a session's callbacks; false while another instance holds it. Absent: always this process's. */
+  claim?(sessionId: string): Promise<boolean>;
   /** Adds a binding (replacing one for the same message); a session new here starts owing from its first event. */
   bind(sessionId: string, binding: CallerBinding): Promise<void>;
   get(sessionId: string): Promise<OwedCallbacks | undefined>;

@@ -13,6 +13,8 @@ export interface RemoteCallbacksOptions {
   maxRetryMs?: number;
   /** One delivery attempt's time limit. Default 30 s, as Eve's receiver. */
   attemptTimeoutMs?: number;
+  /** With a shared ledger: how often to renew this instance's claims and look for deliveries nobody holds. Default 2 s. */
+  sweepMs?: number;
 }
 
 const PAGE = 256;
@@ -39,6 +41,7 @@ export class RemoteCallbacks {
   readonly #progress = new Map<string, { next: number; turnFrom: number; turn: TurnSummary; ended: boolean }>();
   readonly #closed = new AbortController();
   readonly #pumps = new Set<Promise<void>>();
+  readonly #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: RemoteCallbacksOptions) {
     this.#store = options.store;
@@ -47,6 +50,27 @@ export class RemoteCallbacks {
     this.#retryMs = options.retryMs ?? 500;
     this.#maxRetryMs = options.maxRetryMs ?? 30_000;
     this.#attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
+    if (this.#store.shared) {
+      this.#sweep = setInterval(() => void this.#resweep(), options.sweepMs ?? 2_000);
+      this.#sweep.unref();
+    }
+  }
+
+  /**
+   * A shared ledger: keeps this instance's claims alive (one it lost stops its delivery) and
+   * takes up what another instance owed when it died.
+   */
+  async #resweep(): Promise<void> {
+    try {
+      for (const sessionId of this.#watching.keys()) if (!(await this.#claim(sessionId))) this.#unwatch(sessionId);
+      for (const owed of await this.#store.list()) if (!this.#watching.has(owed.sessionId)) this.#watch(owed.sessionId);
+    } catch (error) {
+      if (!this.#closed.signal.aborted) this.#logger.warn({ err: error }, 'remote-agent callbacks: the shared ledger could not be read');
+    }
+  }
+
+  #claim(sessionId: string): Promise<boolean> {
+    return this.#store.claim ? this.#store.claim(sessionId) : Promise.resolve(true);
   }
 
   /** Resumes every delivery the ledger says is owed (at startup). */
@@ -63,6 +87,7 @@ export class RemoteCallbacks {
   /** Resolves once every delivery under way has stopped; nothing is dropped from the ledger. */
   async close(): Promise<void> {
     this.#closed.abort();
+    clearInterval(this.#sweep);
     for (const [sessionId, listener] of this.#watching) this.#journal.unsubscribe(sessionId, listener);
     this.#watching.clear();
     await Promise.allSettled([...this.#pumps]);
@@ -116,7 +141,8 @@ export class RemoteCallbacks {
    */
   async #deliverOwed(sessionId: string): Promise<void> {
     let owed = await this.#store.get(sessionId);
-    if (!owed) return this.#unwatch(sessionId);
+    // Another instance delivers it (or nothing is owed): this one stops watching.
+    if (!owed || !(await this.#claim(sessionId))) return this.#unwatch(sessionId);
     const progress = this.#progress.get(sessionId) ?? { next: owed.turnFrom, turnFrom: owed.turnFrom, turn: new TurnSummary(), ended: false };
     this.#progress.set(sessionId, progress);
     while (!this.#closed.signal.aborted) {
@@ -153,7 +179,8 @@ export class RemoteCallbacks {
 
   /** Posts until the parent answers 2xx or 404 (true), or the dispatcher closes (false). */
   async #post(url: string, body: Record<string, unknown>, sessionId: string): Promise<boolean> {
-    for (let attempt = 0, delay = this.#retryMs; !this.#closed.signal.aborted; attempt++, delay = Math.min(delay * 2, this.#maxRetryMs)) {
+    // Also stops once this instance no longer watches the session (a shared ledger's claim was lost).
+    for (let attempt = 0, delay = this.#retryMs; !this.#closed.signal.aborted && this.#watching.has(sessionId); attempt++, delay = Math.min(delay * 2, this.#maxRetryMs)) {
       let failure: string;
       try {
         const response = await fetch(url, {
