@@ -24,15 +24,19 @@ const forwarded: { forwarder: Principal; assertion: ForwardedAssertion }[] = [];
 
 beforeAll(async () => {
   plain = await startCliBridge();
-  guarded = await startDemoBridge((demo) => ({
-    auth: bearerTokens({ [TOKEN]: 'eve-parent' }),
-    trustedForwarders: (forwarder, assertion) => {
-      forwarded.push({ forwarder, assertion });
-      return forwarder.id === 'eve-parent';
-    },
-    // The demo server again, as `gated`: every call waits for a person's approval.
-    connections: [...(demo.config.connections ?? []), defineFlueConnection({ name: 'gated', url: demo.mcpUrl, approval: 'always' })],
-  }));
+  guarded = await startDemoBridge((demo) => {
+    const demoConnections = demo.config.connections;
+    if (!Array.isArray(demoConnections)) throw new Error('the demo mounts a fixed list of connections');
+    return {
+      auth: bearerTokens({ [TOKEN]: 'eve-parent' }),
+      trustedForwarders: (forwarder, assertion) => {
+        forwarded.push({ forwarder, assertion });
+        return forwarder.id === 'eve-parent';
+      },
+      // The demo server again, as `gated`: every call waits for a person's approval.
+      connections: [...demoConnections, defineFlueConnection({ name: 'gated', url: demo.mcpUrl, approval: 'always' })],
+    };
+  });
   browser = await launchChromium();
   parent = await startEveParentApp({ FLUE_BRIDGE_URL: plain.url, GUARDED_BRIDGE_URL: guarded.url, GUARDED_BRIDGE_TOKEN: TOKEN });
 }, 180_000);
