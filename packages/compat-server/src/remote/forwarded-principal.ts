@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Principal } from '@eve-flue/session-contract';
+import { PRINCIPAL_TYPES, type Principal, type PrincipalType } from '@eve-flue/session-contract';
 import { describeZodError } from '../http/errors.ts';
 import { RequestError } from '../session/errors.ts';
 
@@ -35,10 +35,15 @@ function stamp(context: ForwardedPrincipalContext, forwarderId: string): Forward
   return { ...context, attributes: { ...context.attributes, [FORWARDED_BY_ATTRIBUTE]: forwarderId } };
 }
 
-/** Eve principal types that name a person; every other type is a service in the bridge's terms. */
+const isPrincipalType = (type: string): type is PrincipalType => (PRINCIPAL_TYPES as readonly string[]).includes(type);
+
+/** The bridge's principal for Eve's forwarded one (a type the bridge does not know is a service), stamped with its forwarder. */
 const toPrincipal = (context: ForwardedPrincipalContext, forwarderId: string): Principal => ({
   id: context.principalId,
-  type: context.principalType === 'user' ? 'user' : 'service',
+  type: isPrincipalType(context.principalType) ? context.principalType : 'service',
+  ...(context.issuer !== undefined ? { issuer: context.issuer } : {}),
+  ...(context.subject !== undefined ? { subject: context.subject } : {}),
+  attributes: context.attributes,
   forwardedBy: forwarderId,
 });
 

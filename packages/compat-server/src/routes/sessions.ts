@@ -2,6 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { HEADERS, ROUTES, type AcceptedBody, type CancelBody, type ControlBody, type ResetBody } from '@eve-flue/eve-protocol';
 import type { CommandKind, CommandOf, CommandResult } from '@eve-flue/session-contract';
 import { principalOf } from '../auth/middleware.ts';
+import type { SessionOwnership } from '../auth/ownership.ts';
 import type { Principal } from '../auth/route-auth.ts';
 import type { RemoteCallbacks } from '../remote/callbacks.ts';
 import { resolveForwardedPrincipal, type TrustedForwarders } from '../remote/forwarded-principal.ts';
@@ -24,6 +25,8 @@ export interface SessionRoutesOptions {
   uploads: UploadPolicy;
   limits: RequestLimits;
   streams: NdjsonStreams;
+  /** Set when sessions belong to their creator: checked before every route of an existing session. */
+  ownership?: SessionOwnership;
   /** Where a remote-agent parent's callbacks are owed and delivered from. */
   callbacks: RemoteCallbacks;
   /** Who may assert a forwarded principal; absent, none may. */
@@ -78,8 +81,9 @@ const accepted = (sessionId: string, deliveryId?: string): Answer => ({
 const acceptedOr = (status: 'accepted' | 'no_active_turn' | 'no_active_session', sessionId: string): Answer =>
   status === 'accepted' ? { status: 202, body: { ok: true, status, sessionId } } : { status: 200, body: { ok: true, status } };
 
-export function sessionRoutes({ sessions, journal, uploads, limits, streams, callbacks, trustedForwarders, anonymousCaller }: SessionRoutesOptions): Router {
+export function sessionRoutes({ sessions, journal, uploads, limits, streams, ownership, callbacks, trustedForwarders, anonymousCaller }: SessionRoutesOptions): Router {
   const router = Router();
+  if (ownership) router.param('sessionId', (request, _response, next) => void ownership.check(sessionIdOf(request), principalOf(request)).then(() => next(), next));
 
   function post<K extends CommandKind>(path: string, route: CommandRoute<K>): void {
     router.post(path, (async (request, response) => {
