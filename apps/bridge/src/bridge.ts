@@ -324,6 +324,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
     observer: ops.observer,
+    ...(config.mcp ? { mcp: config.mcp } : {}),
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());
 

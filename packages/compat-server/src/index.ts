@@ -32,3 +32,6 @@ export type { RedisConnectionsOptions } from './redis/connections.ts';
 export { RedisJournal } from './journal/redis.ts';
 export type { RedisJournalOptions, SessionFence } from './journal/redis.ts';
 export { SessionTakenOverError, StoreUnavailableError } from './journal/errors.ts';
+export { DEFAULT_MCP_ROUTE, validateMcpOptions } from './mcp/channel.ts';
+export type { McpChannelOptions } from './mcp/channel.ts';
+export type { McpOAuthOptions } from './mcp/protected-resource.ts';
