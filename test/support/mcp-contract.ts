@@ -71,6 +71,20 @@ export function describeMcpContract(label: string, target: () => McpTarget): voi
       await Promise.all([client.close(), again.close()]);
     });
 
+    test('failed: the task failed, as a structured error naming the run and its Eve code', async () => {
+      const { url, tokens } = target();
+      const client = await connectMcp(url, tokens.ann);
+      const { invocationId } = await invocation(client, 'agent_start', { message: '/fail' });
+      const done = await pollUntil(client, invocationId, ['completed', 'failed']);
+      expect(done).toEqual({
+        invocationId,
+        createdAt: expect.any(String),
+        status: 'failed',
+        error: { code: -32603, message: expect.any(String), data: { runId: invocationId, eveCode: 'MODEL_CALL_FAILED', errorId: expect.any(String) } },
+      });
+      await client.close();
+    });
+
     test("another caller's invocation is not_found, as is one that never existed", async () => {
       const { url, tokens } = target();
       const ann = await connectMcp(url, tokens.ann);
@@ -101,9 +115,10 @@ export function describeMcpContract(label: string, target: () => McpTarget): voi
       const many = Array.from({ length: 65 }, (_, i) => ({ requestId: `r${i}`, optionId: 'approve' }));
       expect(await rejection(client, 'agent_update', { invocationId: id, responses: many })).toMatchObject({ code: 'invalid_input' });
       expect(await rejection(client, 'agent_update', { invocationId: id, responses: [] })).toMatchObject({ code: 'invalid_input' });
+      // On a connection of its own: a server may close the socket of a body it refused to read.
       const big = await fetch(url, {
         method: 'POST',
-        headers: { authorization: `Bearer ${tokens.ann}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: { authorization: `Bearer ${tokens.ann}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', connection: 'close' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent_start', arguments: { message: 'x'.repeat(1_048_576) } } }),
       });
       expect(big.status).toBe(413);

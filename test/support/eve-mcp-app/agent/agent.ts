@@ -1,7 +1,10 @@
 import { defineAgent } from 'eve';
 import { mockModel } from 'eve/evals';
 
-// The same deterministic answers the bridge's scripted model gives a plain message.
+// The answers the bridge's scripted model gives: a plain message is echoed, `/fail` fails.
 export default defineAgent({
-  model: mockModel(({ lastUserMessage }) => `Echo: ${lastUserMessage}`),
+  model: mockModel(({ lastUserMessage }) => {
+    if (lastUserMessage === '/fail') throw new Error('The scripted model failed on purpose.');
+    return `Echo: ${lastUserMessage}`;
+  }),
 });
