@@ -5,6 +5,9 @@ export interface ListedTool {
   name: string;
   description: string;
   inputSchema: unknown;
+  outputSchema?: unknown;
+  /** The server's hints (`readOnlyHint`, ...), which approval policies read. */
+  annotations?: Record<string, unknown>;
   /** The tool runs only as an MCP task (`execution.taskSupport: 'required'`), which Flue cannot call. */
   taskOnly: boolean;
 }
@@ -21,7 +24,14 @@ export async function listServerTools(url: string, upstreamFetch: typeof fetch):
       const page = await client.listTools(cursor ? { cursor } : {});
       for (const tool of page.tools) {
         const taskOnly = (tool as { execution?: { taskSupport?: string } }).execution?.taskSupport === 'required';
-        tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema, taskOnly });
+        tools.push({
+          name: tool.name,
+          description: tool.description ?? '',
+          inputSchema: tool.inputSchema,
+          ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+          ...(tool.annotations ? { annotations: tool.annotations } : {}),
+          taskOnly,
+        });
       }
       cursor = page.nextCursor;
     } while (cursor);

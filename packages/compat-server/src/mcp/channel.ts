@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -20,6 +19,7 @@ import { guardRequest, requestOrigin, rpcError } from './http-guard.ts';
 import { InvocationRejection, Invocations } from './invocations.ts';
 import type { InvocationState } from './invocation-state.ts';
 import { bearerChallenge, METADATA_PREFIX, protectedResourceMetadata, type McpOAuthOptions } from './protected-resource.ts';
+import { internalError, PublishedTools, toolError } from './published-tools.ts';
 
 /** The `mcp` setting: Eve's MCP channel, served on the bridge's sessions. */
 export interface McpChannelOptions {
@@ -114,19 +114,23 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
     return undefined;
   };
 
-  const listTools = async (principal: Principal | undefined): Promise<ListedTool[]> => (serveAgent ? agentTools(undefined, !deps.auth && !principal) : []);
+  const published = options.tools ? new PublishedTools(deps.runtime, serveAgent ? new Set(Object.keys(agentToolInputs)) : new Set(), deps.logger) : undefined;
 
-  const callTool = async (name: string, args: unknown, principal: Principal | undefined): Promise<CallToolResult> => {
-    if (!serveAgent || !isAgentTool(name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+  const listTools = (): ListedTool[] => [...(serveAgent ? agentTools(undefined, !deps.auth) : []), ...(published?.list() ?? [])];
+
+  const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult> => {
+    if (!serveAgent || !isAgentTool(name)) {
+      const answer = await published?.call(name, args, principal);
+      if (!answer) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+      return answer;
+    }
     const parsed = agentToolInputs[name].safeParse(args ?? {});
     if (!parsed.success) return toolError({ code: 'invalid_input', message: invalidArguments(name, parsed.error), retryable: false });
     try {
       return stateResult(await runAgentTool(invocations, name, parsed.data, principal));
     } catch (error) {
       if (error instanceof InvocationRejection) return toolError({ code: error.code, message: error.message, retryable: error.code === 'conflict' });
-      const errorId = randomUUID();
-      deps.logger.error({ err: error, errorId, tool: name }, 'MCP tool call failed');
-      return toolError({ code: 'internal', errorId, message: 'The server could not complete this tool call.', retryable: false });
+      return internalError(deps.logger, error, name);
     }
   };
 
@@ -136,8 +140,8 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       { capabilities: { tools: { listChanged: false } }, ...(serveAgent ? { instructions: INSTRUCTIONS } : {}) },
     );
     const principal = response.locals.principal as Principal | undefined;
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(principal) }));
-    server.setRequestHandler(CallToolRequestSchema, async (call) => callTool(call.params.name, call.params.arguments, principal));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }));
+    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params.name, call.params.arguments ?? {}, principal));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {
       void transport.close();
@@ -190,19 +194,6 @@ function runAgentTool(invocations: Invocations, name: AgentToolName, input: unkn
 /** The state as JSON text and as `structuredContent`, as Eve answers every `agent_*` call. */
 function stateResult(state: InvocationState): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(state) }], structuredContent: state as unknown as Record<string, unknown> };
-}
-
-interface ToolErrorBody {
-  code: string;
-  message: string;
-  retryable: boolean;
-  errorId?: string;
-}
-
-/** A rejected call: `isError`, with Eve's `structuredContent.error`. */
-export function toolError(error: ToolErrorBody): CallToolResult {
-  const text = error.errorId === undefined ? error.message : `${error.message} (errorId: ${error.errorId})`;
-  return { content: [{ type: 'text', text }], isError: true, structuredContent: { error: { ...error } } };
 }
 
 /** A body that could not be read is a JSON-RPC error, as the MCP transport would answer it. */
