@@ -4,22 +4,31 @@ import { defineFlueConnection } from '@eve-flue/connections';
 import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { recordingLogger } from './support/logs.ts';
 import { callTool, connectMcp, rejection } from './support/mcp-client.ts';
+import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.ts';
 
 // `tools: true` publishes the connection tools the bridge mounts; each call runs upstream for the
 // caller, with no model turn, and what a conversation would have asked a person for is refused.
 const TOKENS = { ann: 'published-tools-token-ann-01', bob: 'published-tools-token-bob-01' };
 const logger = recordingLogger();
 let both: DemoBridge;
+let proxy: RecordingProxy;
 
 beforeAll(async () => {
   const auth = bearerTokens({ [TOKENS.ann]: 'ann', [TOKENS.bob]: 'bob' });
   both = await startDemoBridge(
-    (demo) => ({
+    async (demo) => ({
       auth,
       connections: [
         ...(demo.config.connections ?? []),
         defineFlueConnection({ name: 'gated', url: demo.mcpUrl, tools: ['echo'], approval: 'always' }),
         defineFlueConnection({ name: 'refused', url: demo.mcpUrl, tools: ['echo'], approval: () => 'denied' }),
+        // Per-caller headers, seen by a proxy in front of the server.
+        defineFlueConnection({
+          name: 'percaller',
+          url: `${(proxy = await startRecordingProxy(new URL(demo.mcpUrl).origin)).url}${new URL(demo.mcpUrl).pathname}`,
+          tools: ['echo'],
+          headers: { 'x-caller': ({ principal }) => principal ?? 'nobody' },
+        }),
       ],
       mcp: { tools: true },
     }),
@@ -29,6 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await both?.close();
+  await proxy?.close();
 });
 
 describe('published tools', () => {
@@ -56,9 +66,20 @@ describe('published tools', () => {
     await client.close();
   });
 
+  test("the caller's own credentials go upstream", async () => {
+    for (const who of ['ann', 'bob'] as const) {
+      const client = await connectMcp(`${both.url}/eve/v1/mcp`, TOKENS[who]);
+      expect((await callTool(client, 'connection__percaller__echo', { text: `from ${who}` })).content).toEqual([{ type: 'text', text: `from ${who}` }]);
+      const call = proxy.requests.find((r) => r.body.includes('tools/call') && r.body.includes(`from ${who}`));
+      expect(call?.headers['x-caller']).toBe(who);
+      await client.close();
+    }
+  });
+
   test('arguments the input schema rejects are invalid_input, before anything runs', async () => {
     const client = await connectMcp(`${both.url}/eve/v1/mcp`, TOKENS.ann);
-    expect(await rejection(client, 'connection__demo__echo', { text: 42 })).toMatchObject({ code: 'invalid_input', retryable: false });
+    expect(await rejection(client, 'connection__percaller__echo', { text: 4711 })).toMatchObject({ code: 'invalid_input', retryable: false });
+    expect(proxy.requests.some((r) => r.body.includes('tools/call') && r.body.includes('4711'))).toBe(false);
     await client.close();
   });
 
@@ -73,7 +94,7 @@ describe('published tools', () => {
     await client.close();
   });
 
-  test('a connection that needs a sign-in first answers authorization_required, and starts no sign-in anyone sees', async () => {
+  test('a connection the caller has not signed in to answers authorization_required', async () => {
     const client = await connectMcp(`${both.url}/eve/v1/mcp`, TOKENS.bob);
     expect(await rejection(client, 'connection__demo__whoami', {})).toEqual({
       code: 'authorization_required',
