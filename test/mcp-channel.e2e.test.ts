@@ -81,6 +81,25 @@ describe('invocations on the bridge: one Eve session each', () => {
     await client.close();
   });
 
+  test('malformed requests get JSON-RPC errors with a 4xx, never a 500', async () => {
+    const post = (body: string, contentType = 'application/json') =>
+      fetch(endpoint(), { method: 'POST', headers: { authorization: `Bearer ${TOKENS.ann}`, 'content-type': contentType, accept: 'application/json, text/event-stream' }, body });
+    const cases: [Response, number][] = [
+      [await post('{"jsonrpc":'), 400],
+      [await post('{}', 'text/plain'), 415],
+      [await post('['.repeat(100) + ']'.repeat(100)), 400],
+    ];
+    for (const [response, status] of cases) {
+      expect(response.status).toBe(status);
+      expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number), message: expect.any(String) } });
+    }
+    // Well-formed JSON-RPC with params the protocol rejects: the MCP SDK's JSON-RPC error, in a 200.
+    const badParams = await post('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent_start","arguments":"nope"}}');
+    expect(badParams.status).toBe(200);
+    expect(await badParams.json()).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: expect.any(Number) } });
+    expect(logger.entries.filter((entry) => entry.level === 'error')).toEqual([]);
+  });
+
   test('an invocation stays readable after the connection closed mid-work', async () => {
     const first = await connectMcp(endpoint(), TOKENS.bob);
     const { invocationId } = await invocation(first, 'agent_start', { message: '/sleep 1500' });

@@ -14,7 +14,7 @@ import type { Journal } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import { RequestError } from '../session/errors.ts';
 import type { Sessions } from '../session/sessions.ts';
-import { agentToolInputs, agentTools, INSTRUCTIONS, invalidArguments, isAgentTool, type AgentToolName, type ListedTool } from './agent-tools.ts';
+import { agentToolInputs, agentTools, INSTRUCTIONS, invalidArguments, isAgentTool, type AgentToolInput, type AgentToolName, type ListedTool } from './agent-tools.ts';
 import { guardRequest, requestOrigin, rpcError } from './http-guard.ts';
 import { InvocationRejection, Invocations } from './invocations.ts';
 import type { InvocationState } from './invocation-state.ts';
@@ -77,7 +77,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   validateMcpOptions(options);
   const route = options.route ?? DEFAULT_MCP_ROUTE;
   const serveAgent = options.agent ?? true;
-  const invocations = new Invocations(deps.sessions, deps.journal);
+  const handlers = agentToolHandlers(new Invocations(deps.sessions, deps.journal));
   const router = Router();
 
   /** The app's public base (origin and mount path), the endpoint and its metadata URL. */
@@ -127,7 +127,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
     const parsed = agentToolInputs[name].safeParse(args ?? {});
     if (!parsed.success) return toolError({ code: 'invalid_input', message: invalidArguments(name, parsed.error), retryable: false });
     try {
-      return stateResult(await runAgentTool(invocations, name, parsed.data, principal));
+      return stateResult(await runAgentTool(handlers, name, parsed.data as AgentToolInput<typeof name>, principal));
     } catch (error) {
       if (error instanceof InvocationRejection) return toolError({ code: error.code, message: error.message, retryable: error.code === 'conflict' });
       return internalError(deps.logger, error, name);
@@ -176,19 +176,21 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   return router;
 }
 
-function runAgentTool(invocations: Invocations, name: AgentToolName, input: unknown, principal: Principal | undefined): Promise<InvocationState> {
-  switch (name) {
-    case 'agent_start':
-      return invocations.start(principal, (input as { message: string }).message);
-    case 'agent_get':
-      return invocations.get(principal, (input as { invocationId: string }).invocationId);
-    case 'agent_update': {
-      const { invocationId, responses } = input as { invocationId: string; responses: { requestId: string; optionId?: string; text?: string }[] };
-      return invocations.update(principal, invocationId, responses);
-    }
-    case 'agent_cancel':
-      return invocations.cancel(principal, (input as { invocationId: string }).invocationId);
-  }
+type AgentToolHandlers = { [N in AgentToolName]: (input: AgentToolInput<N>, principal: Principal | undefined) => Promise<InvocationState> };
+
+/** What each `agent_*` tool does with its checked arguments. */
+function agentToolHandlers(invocations: Invocations): AgentToolHandlers {
+  return {
+    agent_start: ({ message }, principal) => invocations.start(principal, message),
+    agent_get: ({ invocationId }, principal) => invocations.get(principal, invocationId),
+    agent_update: ({ invocationId, responses }, principal) => invocations.update(principal, invocationId, responses),
+    agent_cancel: ({ invocationId }, principal) => invocations.cancel(principal, invocationId),
+  };
+}
+
+function runAgentTool<N extends AgentToolName>(handlers: AgentToolHandlers, name: N, input: AgentToolInput<N>, principal: Principal | undefined): Promise<InvocationState> {
+  const handler: (input: AgentToolInput<N>, principal: Principal | undefined) => Promise<InvocationState> = handlers[name];
+  return handler(input, principal);
 }
 
 /** The state as JSON text and as `structuredContent`, as Eve answers every `agent_*` call. */
