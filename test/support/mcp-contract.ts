@@ -95,6 +95,9 @@ export function describeMcpContract(label: string, target: () => McpTarget): voi
       expect(await rejection(bob, 'agent_cancel', { invocationId })).toEqual(notFound);
       expect(await rejection(bob, 'agent_update', { invocationId, responses: [{ requestId: 'r', optionId: 'approve' }] })).toEqual(notFound);
       expect(await rejection(ann, 'agent_get', { invocationId: 'no-such-invocation' })).toEqual(notFound);
+      // Eve's rejections are not states: the SDK's callTool, which checks them against the
+      // outputSchema too, throws for them (Eve's own channel and the bridge alike).
+      await expect(ann.callTool({ name: 'agent_get', arguments: { invocationId: 'no-such-invocation' } })).rejects.toThrow(/does not match the tool's output schema/);
       await pollUntil(ann, invocationId, ['completed']);
       await Promise.all([ann.close(), bob.close()]);
     });
