@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { bearerTokens } from '@eve-flue/compat-server';
 import { defineFlueConnection } from '@eve-flue/connections';
-import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
+import { demoConnections, startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { recordingLogger } from './support/logs.ts';
 import { connectMcp, invocation, pollUntil, rejection } from './support/mcp-client.ts';
 import { describeMcpContract } from './support/mcp-contract.ts';
@@ -20,7 +20,7 @@ beforeAll(async () => {
       issuer = demo.authorizationServer.issuer;
       return {
         auth: bearerTokens({ [TOKENS.ann]: 'ann', [TOKENS.bob]: 'bob' }),
-        connections: [...(demo.config.connections ?? []), defineFlueConnection({ name: 'gated', url: demo.mcpUrl, tools: ['echo'], approval: 'always' })],
+        connections: [...demoConnections(demo), defineFlueConnection({ name: 'gated', url: demo.mcpUrl, tools: ['echo'], approval: 'always' })],
         mcp: { oauth: { issuer, scopes: SCOPES } },
       };
     },

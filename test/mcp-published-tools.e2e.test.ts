@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { bearerTokens } from '@eve-flue/compat-server';
 import { defineFlueConnection } from '@eve-flue/connections';
-import { startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
+import { demoConnections, startDemoBridge, type DemoBridge } from './support/demo-bridge.ts';
 import { recordingLogger } from './support/logs.ts';
 import { callTool, connectMcp, rejection } from './support/mcp-client.ts';
 import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.ts';
@@ -19,7 +19,7 @@ beforeAll(async () => {
     async (demo) => ({
       auth,
       connections: [
-        ...(demo.config.connections ?? []),
+        ...demoConnections(demo),
         defineFlueConnection({ name: 'gated', url: demo.mcpUrl, tools: ['echo'], approval: 'always' }),
         defineFlueConnection({ name: 'refused', url: demo.mcpUrl, tools: ['echo'], approval: () => 'denied' }),
         // Per-caller headers, seen by a proxy in front of the server.

@@ -24,6 +24,7 @@ import {
 } from '@eve-flue/compat-server';
 import {
   ConnectionRegistry,
+  ConnectionSets,
   createConnectionAuthorizer,
   fixedTokenAuthorizer,
   flueMountFor,
@@ -35,6 +36,7 @@ import {
   SqliteAuthStore,
   VercelConnectBackend,
   type AuthStore,
+  type ConnectionSetResolver,
   type FlueConnectionDefinition,
   type Sealer,
   type ConnectionStatus,
@@ -261,7 +263,8 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   const flueStore = flueStoreFor(redis, config.flueDb);
   const shared = redis ? await sharedStores(redis, sealer) : undefined;
   const authStore: AuthStore = shared?.authStore ?? new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
-  const definitions = config.connections ?? [];
+  // A function: each caller's set is resolved when their session starts (connection-sets.ts).
+  const definitions = typeof config.connections === 'function' ? [] : (config.connections ?? []);
   const backends = new Map<string, SignInBackend>();
   const setupNotes = new Map<string, string>();
   for (const definition of definitions) {
@@ -280,13 +283,15 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
   const connections = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition).fetch);
   for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
+  const sets = typeof config.connections === 'function' ? perCallerSets(config.connections) : undefined;
 
   const runtime = await FlueRuntime.start({
     agent: config.agent,
     modelId: config.modelId ?? 'unknown',
     connections,
-    mountConnection: (name, session) => {
-      const definition = connections.definition(name);
+    ...(sets ? { callerConnections: { for: (session, principal) => sets.for({ sessionId: session.sessionId, ...(principal ? { principal } : {}) }), forget: (sessionId) => sets.forget(sessionId) } } : {}),
+    mountConnection: (definition, session) => {
+      const name = definition.name;
       const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });
       // A call waiting for a person (an approval) must not time out inside Flue meanwhile.
       const parkedForMs = broker.flowTtlMs;
@@ -318,7 +323,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     mode,
     site,
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
-    routes: connectionRoutes(connections, broker),
+    routes: connectionRoutes(connections, broker, sets),
     ...(config.auth ? { auth: config.auth } : {}),
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
@@ -367,6 +372,16 @@ function signInBackend(
     if (!oauth) return { missing: reason };
   }
   return definition.auth?.type === 'oauth2' ? { backend: new OAuth2Backend(definition, store) } : {};
+}
+
+/** Each caller's connections, resolved and listed for them (their credentials resolved for them too). */
+function perCallerSets(resolve: ConnectionSetResolver): ConnectionSets {
+  return new ConnectionSets(resolve, async (definitions, ctx) => {
+    const caller = { ...(ctx.principal ? { principal: ctx.principal.id } : {}), ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) };
+    const registry = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition, { context: () => caller }).fetch);
+    await registry.refresh();
+    return registry;
+  });
 }
 
 /** The principal of the session's running turn, for credential resolvers. */

@@ -1,7 +1,7 @@
 import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { resolveLimits, validateMcpOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
-import type { FlueConnectionDefinition } from '@eve-flue/connections';
+import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
 export interface BridgeConfig {
@@ -11,8 +11,11 @@ export interface BridgeConfig {
   providers?: FlueRuntimeOptions['providers'];
   /** Model shown by `/eve/v1/info` before the first model call. */
   modelId?: string;
-  /** MCP connections the bridge mounts on the agent, from `defineFlueConnection`. */
-  connections?: readonly Readonly<FlueConnectionDefinition>[];
+  /**
+   * MCP connections the bridge mounts on the agent, from `defineFlueConnection`; or a function
+   * `({ principal, sessionId }) => definitions` resolved per caller when a session starts.
+   */
+  connections?: readonly Readonly<FlueConnectionDefinition>[] | ConnectionSetResolver;
   /**
    * `sqlite` (default): durable, in `dataDir`, for one process. `memory`: gone with the process.
    * `{ redis: url }`: sessions, sign-ins and tokens in Redis, shared by every instance that
@@ -90,6 +93,9 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (typeof config !== 'object' || config === null) fail('the config must be an object');
   for (const key of Object.keys(config)) if (!KEYS.has(key)) fail(`\`${key}\` is not a bridge setting`);
   if (typeof config.agent !== 'function') fail('`agent` must be a Flue agent function');
+  if (config.connections !== undefined && !Array.isArray(config.connections) && typeof config.connections !== 'function') {
+    fail('`connections` must be an array of connection definitions or a function `({ principal, sessionId }) => definitions`');
+  }
   const store = config.store;
   if (store !== undefined && store !== 'sqlite' && store !== 'memory' && !(typeof store === 'object' && typeof store.redis === 'string' && URL.canParse(store.redis))) {
     fail('`store` must be "sqlite", "memory" or { redis: "redis://host:port" }');

@@ -4,6 +4,8 @@ export * from './credentials.ts';
 export * from './upstream-fetch.ts';
 export * from './listing.ts';
 export * from './registry.ts';
+export * from './failure.ts';
+export * from './connection-sets.ts';
 export * from './mount.ts';
 export * from './auth/types.ts';
 export * from './auth/backend.ts';

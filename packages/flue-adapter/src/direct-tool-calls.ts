@@ -3,13 +3,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DirectToolOutcome, Logger, Principal, PublishedTool } from '@eve-flue/session-contract';
-import { decideApproval, type ConnectionRegistry, type SessionScope } from '@eve-flue/connections';
+import { decideApproval, type ConnectionRegistry, type ConnectionToolAnnotations, type FlueConnectionDefinition, type SessionScope } from '@eve-flue/connections';
 import type { BridgedConnection } from './connection-tools.ts';
 
 export interface DirectToolCallsOptions {
   connections: ConnectionRegistry;
   /** The connection as mounted for one scope: the same credentials, sign-ins and timeouts as a turn's. */
-  mount: (name: string, scope: SessionScope) => BridgedConnection;
+  mount: (definition: Readonly<FlueConnectionDefinition>, scope: SessionScope) => BridgedConnection;
   logger: Logger;
 }
 
@@ -36,7 +36,7 @@ export class DirectToolCalls {
         name: origin.eveName,
         ...(listed.description ? { description: listed.description } : {}),
         inputSchema: isObject(listed.inputSchema) ? listed.inputSchema : { type: 'object' },
-        ...(isObject(listed.outputSchema) ? { outputSchema: listed.outputSchema } : {}),
+        ...(isObject(entryOf(listed.definition).outputSchema) ? { outputSchema: entryOf(listed.definition).outputSchema as Record<string, unknown> } : {}),
       }));
   }
 
@@ -46,7 +46,7 @@ export class DirectToolCalls {
     const { origin, listed } = found;
     const definition = this.#options.connections.definition(origin.server);
     if (definition.requiresPrincipal && !principal) return { status: 'denied', reason: `The tool "${name}" is only for authenticated callers.` };
-    const decision = await decideApproval(definition, { toolName: name, input, annotations: listed.annotations }, this.#options.logger);
+    const decision = await decideApproval(definition, { toolName: name, input, annotations: entryOf(listed.definition).annotations as ConnectionToolAnnotations | undefined }, this.#options.logger);
     if (decision === 'denied') return { status: 'denied', reason: `The approval policy of ${definition.name} denied this call.` };
     if (decision === 'user-approval') return { status: 'approval-required' };
 
@@ -63,7 +63,7 @@ export class DirectToolCalls {
         },
       }),
     };
-    const { mount, authorizer } = this.#options.mount(origin.server, scope);
+    const { mount, authorizer } = this.#options.mount(definition, scope);
     const refusalsBefore = authorizer?.refusals ?? 0;
     const needsSignIn = () => signInNeeded || (authorizer !== undefined && authorizer.refusals > refusalsBefore);
     const client = new Client({ name: 'eve-flue-bridge', version: '1.0.0' });
@@ -85,6 +85,9 @@ export class DirectToolCalls {
     }
   }
 }
+
+/** The fields of a `tools/list` entry as its server sent it. */
+const entryOf = (definition: unknown): Record<string, unknown> => (isObject(definition) ? definition : {});
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
