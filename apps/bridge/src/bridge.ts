@@ -20,6 +20,7 @@ import {
   type CompatServer,
   type Logger,
   type Mode,
+  type Principal,
   type SiteOptions,
 } from '@eve-flue/compat-server';
 import {
@@ -325,6 +326,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker, sets),
     ...(config.auth ? { auth: config.auth } : {}),
+    ...(config.sessions ? { sessionOwner: config.sessions.owner } : {}),
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
@@ -377,17 +379,17 @@ function signInBackend(
 /** Each caller's connections, resolved and listed for them (their credentials resolved for them too). */
 function perCallerSets(resolve: ConnectionSetResolver): ConnectionSets {
   return new ConnectionSets(resolve, async (definitions, ctx) => {
-    const caller = { ...(ctx.principal ? { principal: ctx.principal.id } : {}), ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) };
+    const caller = { ...(ctx.principal ? { principal: ctx.principal.id, auth: ctx.principal } : {}), ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) };
     const registry = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition, { context: () => caller }).fetch);
     await registry.refresh();
     return registry;
   });
 }
 
-/** The principal of the session's running turn, for credential resolvers. */
-function principalOf(session: SessionScope): { principal?: string } {
-  const principal = session.turn()?.principalId;
-  return principal === undefined ? {} : { principal };
+/** The caller of the session's running turn, for credential resolvers: its id, and the whole principal. */
+function principalOf(session: SessionScope): { principal?: string; auth?: Principal } {
+  const principal = session.turn()?.principal;
+  return principal === undefined ? {} : { principal: principal.id, auth: principal };
 }
 
 /** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */

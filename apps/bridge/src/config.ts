@@ -1,6 +1,6 @@
 import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { resolveLimits, validateMcpOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
+import { resolveLimits, validateMcpOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -43,8 +43,16 @@ export interface BridgeConfig {
   publicUrl?: string;
   /** Default `development`; NODE_ENV=production (any case) means production whatever this says. Production requires `auth`. */
   mode?: Mode;
-  /** Route auth for every route but health; see `bearerTokens`. */
-  auth?: RouteAuth;
+  /**
+   * Route auth for every route but health: one strategy (`oidc`, `jwtHmac`, `jwtEcdsa`, `httpBasic`,
+   * `bearerTokens`, `localDev`, `none`, or your own function) or several, tried in order.
+   */
+  auth?: RouteAuthPolicy;
+  /**
+   * `{ owner: 'principal' }`: a session is readable, followable, writable and controllable only by
+   * the principal that created it; anyone else gets 404. Default: anyone route auth admits (Eve's behaviour).
+   */
+  sessions?: { owner: SessionOwnerPolicy };
   /** Which browser origins may call the bridge. Default: the origins `CORS_ORIGINS` lists (comma-separated), else none. */
   cors?: boolean | CorsOptions;
   /** Serve the demo web page at `/`. Default: true in development. */
@@ -81,7 +89,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'mcp']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'sessions', 'mcp']);
 
 const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
@@ -104,7 +112,12 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
   if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
-  if (config.auth !== undefined && typeof config.auth !== 'function') fail('`auth` must be a route auth function, e.g. bearerTokens({...})');
+  if (config.auth !== undefined && typeof config.auth !== 'function' && !(Array.isArray(config.auth) && config.auth.every((s) => typeof s === 'function'))) {
+    fail('`auth` must be a route auth strategy or an array of them, e.g. oidc({...}) or [httpBasic({...}), localDev()]');
+  }
+  if (config.sessions !== undefined && (typeof config.sessions !== 'object' || config.sessions === null || config.sessions.owner !== 'principal' || Object.keys(config.sessions).length !== 1)) {
+    fail('`sessions` must be { owner: "principal" }');
+  }
   if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
   if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
   if (config.streamLeaseMs !== undefined && !(Number.isInteger(config.streamLeaseMs) && config.streamLeaseMs > 0)) fail('`streamLeaseMs` must be a positive number of milliseconds');
@@ -123,5 +136,6 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
       fail((error as Error).message);
     }
   }
-  return Object.freeze({ ...config });
+  // A list of strategies is copied and frozen with the rest: no later push can admit anyone.
+  return Object.freeze({ ...config, ...(Array.isArray(config.auth) ? { auth: Object.freeze([...config.auth]) } : {}) });
 }

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DirectToolOutcome, Logger, Principal, PublishedTool } from '@eve-flue/session-contract';
-import { decideApproval, type ConnectionRegistry, type ConnectionToolAnnotations, type FlueConnectionDefinition, type SessionScope } from '@eve-flue/connections';
+import { decideApproval, type ConnectionRegistry, type ConnectionToolAnnotations, type FlueConnectionDefinition, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import type { BridgedConnection } from './connection-tools.ts';
 
 export interface DirectToolCallsOptions {
@@ -54,9 +54,9 @@ export class DirectToolCalls {
     let signInNeeded = false;
     const scope: SessionScope = {
       sessionId: `tool_${randomUUID()}`,
-      turn: () => ({
+      turn: (): ParkingTurn => ({
         turnId: 'direct',
-        ...(principal ? { principalId: principal.id } : {}),
+        ...(principal ? { principal } : {}),
         park: async () => {
           signInNeeded = true;
           return { outcome: 'declined', reason: 'a direct tool call cannot wait for a sign-in' };

@@ -5,8 +5,9 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { ERRORS, errorBody } from '@eve-flue/eve-protocol';
 import type { AgentRuntime, Principal } from '@eve-flue/session-contract';
-import { admit } from '../auth/middleware.ts';
-import { bearerToken, type RouteAuth } from '../auth/route-auth.ts';
+import { identified, refusalHeaders } from '../auth/middleware.ts';
+import type { RouteAuthContext, RouteAuthPolicy } from '../auth/route-auth.ts';
+import { authenticate as walkRouteAuth } from '../auth/walk.ts';
 import { isJson, readJsonBody } from '../http/json-body.ts';
 import type { RequestLimits } from '../http/limits.ts';
 import type { Site } from '../http/site.ts';
@@ -18,7 +19,7 @@ import { agentToolInputs, agentTools, INSTRUCTIONS, invalidArguments, isAgentToo
 import { guardRequest, requestOrigin, rpcError } from './http-guard.ts';
 import { InvocationRejection, Invocations } from './invocations.ts';
 import type { InvocationState } from './invocation-state.ts';
-import { bearerChallenge, METADATA_PREFIX, protectedResourceMetadata, type McpOAuthOptions } from './protected-resource.ts';
+import { METADATA_PREFIX, protectedResourceMetadata, withResourceMetadata, type McpOAuthOptions } from './protected-resource.ts';
 import { internalError, PublishedTools, toolError } from './published-tools.ts';
 
 /** The `mcp` setting: Eve's MCP channel, served on the bridge's sessions. */
@@ -43,7 +44,8 @@ export interface McpChannelDependencies {
   sessions: Sessions;
   journal: Journal;
   runtime: AgentRuntime;
-  auth: RouteAuth | undefined;
+  auth: RouteAuthPolicy | undefined;
+  authContext: RouteAuthContext;
   logger: Logger;
   limits: RequestLimits;
   site: Site | undefined;
@@ -107,16 +109,24 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   /** Who is calling; undefined when refused (the 401 is sent). Anonymous only without route auth. */
   const authenticate = async (request: Request, response: Response): Promise<{ principal: Principal | undefined } | undefined> => {
     if (!deps.auth) return { principal: undefined };
-    const principal = await admit(deps.auth, request, route, deps.logger);
-    if (principal) return { principal };
-    const challenge = bearerChallenge(bearerToken(request) !== undefined, options.oauth && { url: addresses(request).metadata, ...(options.oauth.scopes ? { scopes: options.oauth.scopes } : {}) });
-    response.status(ERRORS.unauthorized.status).set({ 'www-authenticate': challenge, 'cache-control': 'no-store' }).json(errorBody('unauthorized', 'Authorization is required for this route.'));
+    const admission = await walkRouteAuth(deps.auth, request, deps.authContext);
+    // `none()` admits everyone as one anonymous principal: nobody in particular, as without auth.
+    if (admission.ok) return { principal: identified(admission.principal) };
+    const { refusal } = admission;
+    const oauth = options.oauth;
+    const challenges =
+      refusal.code === 'unauthorized' && oauth ? withResourceMetadata(refusal.challenges, { url: addresses(request).metadata, ...(oauth.scopes ? { scopes: oauth.scopes } : {}) }) : refusal.challenges;
+    response
+      .status(ERRORS[refusal.code].status)
+      .set(refusalHeaders({ ...refusal, challenges }))
+      .json(errorBody(refusal.code, refusal.message));
     return undefined;
   };
 
   const published = options.tools ? new PublishedTools(deps.runtime, serveAgent ? new Set(Object.keys(agentToolInputs)) : new Set(), deps.logger) : undefined;
 
-  const listTools = (): ListedTool[] => [...(serveAgent ? agentTools(undefined, !deps.auth) : []), ...(published?.list() ?? [])];
+  /** With no one identified (no route auth, or `none()`), every caller shares every invocation: the descriptions say so. */
+  const listTools = (principal: Principal | undefined): ListedTool[] => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...(published?.list() ?? [])];
 
   const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult> => {
     if (!serveAgent || !isAgentTool(name)) {
@@ -140,7 +150,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       { capabilities: { tools: { listChanged: false } }, ...(serveAgent ? { instructions: INSTRUCTIONS } : {}) },
     );
     const principal = response.locals.principal as Principal | undefined;
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(principal) }));
     server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params.name, call.params.arguments ?? {}, principal));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {

@@ -26,16 +26,22 @@ export function protectedResourceMetadata(oauth: McpOAuthOptions, resource: stri
 /** RFC 7235 quoted-string: backslash and quote escaped. */
 const quoted = (value: string) => `"${value.replaceAll(/[\\"]/g, (c) => `\\${c}`)}"`;
 
+const BEARER = /^Bearer(\s|$)/i;
+
 /**
- * The `WWW-Authenticate` of a 401: `error="invalid_token"` when a token was sent and refused; with
- * OAuth configured, where the metadata is and which scopes to ask for.
+ * A 401's challenges with the MCP resource's metadata added, as Eve's channel adds it: to the
+ * `Bearer` challenge route auth answered (which keeps its `error="invalid_token"`), or as a
+ * `Bearer` challenge of its own; other schemes (`Basic`, ...) stay as they are.
  */
-export function bearerChallenge(tokenSent: boolean, metadata: { url: string; scopes?: readonly string[] } | undefined): string {
-  const parameters: string[] = [];
-  if (tokenSent) parameters.push('error="invalid_token"');
-  if (metadata) {
-    parameters.push(`resource_metadata=${quoted(metadata.url)}`);
-    if (metadata.scopes?.length) parameters.push(`scope=${quoted(metadata.scopes.join(' '))}`);
-  }
-  return parameters.length === 0 ? 'Bearer' : `Bearer ${parameters.join(', ')}`;
+export function withResourceMetadata(challenges: readonly string[], metadata: { url: string; scopes?: readonly string[] }): string[] {
+  const extra = (challenge: string) => [
+    ...(/(^|[\s,])resource_metadata\s*=/i.test(challenge) ? [] : [`resource_metadata=${quoted(metadata.url)}`]),
+    ...(metadata.scopes?.length && !/(^|[\s,])scope\s*=/i.test(challenge) ? [`scope=${quoted(metadata.scopes.join(' '))}`] : []),
+  ];
+  const index = challenges.findIndex((challenge) => BEARER.test(challenge));
+  if (index < 0) return [...challenges, `Bearer ${extra('').join(', ')}`];
+  const bearer = challenges[index]!.trim();
+  const added = extra(bearer);
+  const augmented = added.length === 0 ? bearer : bearer.toLowerCase() === 'bearer' ? `Bearer ${added.join(', ')}` : `${bearer}, ${added.join(', ')}`;
+  return challenges.map((challenge, i) => (i === index ? augmented : challenge));
 }
