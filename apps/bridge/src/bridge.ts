@@ -341,6 +341,7 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
         ? new SqliteCallbackStore(join(dataDir, 'callbacks.db'))
         : new MemoryCallbackStore(),
     observer: ops.observer,
+    ...(config.mcp ? { mcp: config.mcp } : {}),
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());
 

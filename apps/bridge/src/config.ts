@@ -1,6 +1,6 @@
 import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { resolveLimits, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy, type TrustedForwarders } from '@eve-flue/compat-server';
+import { resolveLimits, validateMcpOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy, type TrustedForwarders } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -81,6 +81,12 @@ export interface BridgeConfig {
    * (`assertion.principal.current`, in Eve's shape). Without it a forwarded principal is refused (403).
    */
   trustedForwarders?: TrustedForwarders;
+  /**
+   * Serve Eve's MCP channel to MCP hosts: `{}` for the four `agent_*` tools, `{ tools: true }` to
+   * publish the agent's tools too, `route` to move it (default `/eve/v1/mcp`), `oauth` to advertise
+   * the authorization server whose tokens route auth accepts. Off when absent.
+   */
+  mcp?: McpChannelOptions;
 }
 
 export interface RedisStore {
@@ -89,7 +95,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'sessions', 'trustedForwarders']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'sessions', 'trustedForwarders', 'mcp']);
 
 const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
@@ -128,6 +134,13 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
     for (const [key, value] of Object.entries(config.limits)) {
       if (!LIMIT_KEYS.has(key)) fail(`\`limits.${key}\` is not a limit`);
       if (!(Number.isInteger(value) && value > 0)) fail(`\`limits.${key}\` must be a positive integer`);
+    }
+  }
+  if (config.mcp !== undefined) {
+    try {
+      validateMcpOptions(config.mcp);
+    } catch (error) {
+      fail((error as Error).message);
     }
   }
   // A list of strategies is copied and frozen with the rest: no later push can admit anyone.

@@ -45,3 +45,6 @@ export { RedisCallbackStore } from './remote/redis-callback-store.ts';
 export type { CallbackStore, CallerBinding, OwedCallbacks } from './remote/callback-store.ts';
 export type { ForwardedAssertion, ForwardedPrincipalContext, TrustedForwarders } from './remote/forwarded-principal.ts';
 export { REMOTE_AGENT_PROTOCOL_VERSION } from './remote/protocol.ts';
+export { DEFAULT_MCP_ROUTE, validateMcpOptions } from './mcp/channel.ts';
+export type { McpChannelOptions } from './mcp/channel.ts';
+export type { McpOAuthOptions } from './mcp/protected-resource.ts';

@@ -20,6 +20,7 @@ import type { Journal } from './journal/journal.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import type { ServerObserver } from './observer.ts';
+import { mcpChannel, type McpChannelOptions } from './mcp/channel.ts';
 import { agentInfo } from './routes/info.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import type { SessionCluster } from './session/cluster.ts';
@@ -95,6 +96,8 @@ export interface CompatServerOptions {
    * lasts as long as the journal).
    */
   callbackStore?: CallbackStore;
+  /** Eve's MCP channel (at `/eve/v1/mcp` unless `route` says otherwise); off when absent. */
+  mcp?: McpChannelOptions;
 }
 
 export interface CompatServer {
@@ -188,6 +191,10 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       if (site.hostAllowed(request)) return next();
       response.status(ERRORS[MISDIRECTED.code].status).set('cache-control', 'no-store').json(errorBody(MISDIRECTED.code, MISDIRECTED.message));
     });
+  }
+  if (options.mcp) {
+    const deps = { sessions, journal, runtime: options.runtime, auth: options.auth, authContext: { mode, logger }, logger, limits, site, publicUrl: options.site?.publicUrl };
+    app.use(mcpChannel(options.mcp, deps));
   }
   const api = express.Router();
   if (options.cors) {

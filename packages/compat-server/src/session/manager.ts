@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import {
   dispatch,
@@ -365,9 +366,11 @@ export class SessionManager implements Sessions {
       if (message.outputSchema && !turn.signal.aborted) await turn.emit('result.completed', { result: structuredOutput(message.outputSchema, turn.finalAnswer) });
       ending = this.#abortedEnding(turn) ?? { type: 'turn.completed', data: turn.coordinates };
     } catch (error) {
-      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error);
+      // The failure's id is on the event and in the log line, to find one from the other.
+      const errorId = randomUUID();
+      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error, errorId);
       failed = ending.type === 'turn.failed';
-      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId }, 'turn failed');
+      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId, errorId }, 'turn failed');
     }
     this.#onTurnEnded(outcomeOf(ending));
     const unanswered = turn.stopSteering();
@@ -470,10 +473,10 @@ function foldSteering(messages: UserMessage[]): UserMessage | undefined {
   );
 }
 
-function turnFailed(turn: Turn, error: unknown): EveEventDraft {
+function turnFailed(turn: Turn, error: unknown, errorId: string): EveEventDraft {
   const code = error instanceof TurnError ? error.code : 'turn_failed';
   const message = error instanceof Error ? error.message : 'The turn failed.';
-  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, terminal: false } };
+  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, details: { errorId }, terminal: false } };
 }
 
 function lastTurnCoordinates(record: SessionRecord) {
