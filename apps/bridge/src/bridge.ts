@@ -10,6 +10,9 @@ import {
   assertRouteAuth,
   ConfigurationError,
   createCompatServer,
+  MemoryCallbackStore,
+  RedisCallbackStore,
+  SqliteCallbackStore,
   isWebSocketUpgrade,
   MemoryJournal,
   RedisConnections,
@@ -340,7 +343,15 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
     ...residency,
+    ...(config.trustedForwarders ? { trustedForwarders: config.trustedForwarders } : {}),
+    // Callbacks owed to remote-agent parents live where the journal does: with Redis any instance can deliver them.
+    callbackStore: redis
+      ? new RedisCallbackStore(redis.connections, { prefix: redis.prefix })
+      : durable
+        ? new SqliteCallbackStore(join(dataDir, 'callbacks.db'))
+        : new MemoryCallbackStore(),
     observer: ops.observer,
+    ...(config.mcp ? { mcp: config.mcp } : {}),
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());
   ops.metrics.countResidentSessions(() => compat.residentSessions());
