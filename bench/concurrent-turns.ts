@@ -9,106 +9,15 @@
  * CONCURRENT_TURNS_CPU_PROF=<dir> writes a CPU profile of the bridge process there
  * (summarise it with node bench/profile-summary.ts <file>).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { fmt, percentile } from './lib.ts';
+import { ask, child, post, Reader, SLEEP_MS, TEXT_PER_TURN, type Stats } from './turn-load.ts';
 
-const SLEEP_MS = 5_000;
-const DELTAS_PER_TURN = 1_000; // 200 deltas/s for 5 s, four characters each
-const TEXT_PER_TURN = 'z'.repeat(DELTAS_PER_TURN * 4 - 1) + '.';
 const SIZES = (process.argv[2] ?? process.env.CONCURRENT_TURNS_N ?? '50,200,500').split(',').map(Number);
 const DEADLINE_MS = SLEEP_MS + Number(process.env.CONCURRENT_TURNS_DEADLINE_S ?? 60) * 1000;
 const PROFILE_DIR = process.env.CONCURRENT_TURNS_CPU_PROF;
 /** Also runs Flue alone on its own `sqlite()` (synchronous=FULL), to show what the bridge's setting saves. */
 const FLUE_FULL = process.env.CONCURRENT_TURNS_FLUE_FULL === '1';
-
-interface Stats {
-  cpuMicros: number;
-  rss: number;
-}
-
-function child(script: string, args: string[] = [], execArgv: string[] = []): ChildProcess {
-  return fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
-
-async function ask<T>(process: ChildProcess, message: string): Promise<T> {
-  process.send(message);
-  const [answer] = (await once(process, 'message')) as [T];
-  return answer;
-}
-
-async function post(url: string, body?: unknown): Promise<{ sessionId: string }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { sessionId: string };
-}
-
-/** One session's reader: every event in order, each delta's delivery delay, the turn's end. */
-class Reader {
-  deltas = 0;
-  text = '';
-  lost = 0;
-  duplicated = 0;
-  readonly delays: number[] = [];
-  postedAt = 0;
-  finishedAt: number | undefined;
-  #next = 0;
-  #buffered = '';
-  readonly finished: Promise<void>;
-  #finish!: () => void;
-  #close!: () => void;
-
-  readonly url: string;
-
-  constructor(url: string) {
-    this.url = url;
-    this.finished = new Promise((resolve) => (this.#finish = resolve));
-  }
-
-  open(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const req = request(this.url, { agent: false }, (response) => {
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => this.#take(chunk));
-        resolve();
-      });
-      this.#close = () => req.destroy();
-      req.on('error', reject);
-      req.end();
-    });
-  }
-
-  close(): void {
-    this.#close();
-  }
-
-  #take(chunk: string): void {
-    const now = Date.now();
-    const lines = (this.#buffered + chunk).split('\n');
-    this.#buffered = lines.pop()!;
-    for (const line of lines) {
-      if (line === '') continue;
-      const event = JSON.parse(line) as { type: string; streamIndex: number; meta: { at: string }; data: { messageDelta?: string } };
-      if (event.streamIndex < this.#next) this.duplicated += 1;
-      else if (event.streamIndex > this.#next) this.lost += event.streamIndex - this.#next;
-      this.#next = Math.max(this.#next, event.streamIndex + 1);
-      if (event.type === 'message.appended') {
-        this.deltas += 1;
-        this.text += event.data.messageDelta;
-        this.delays.push(now - Date.parse(event.meta.at));
-      }
-      if (event.type === 'turn.completed' || event.type === 'turn.failed') {
-        this.finishedAt = performance.now();
-        this.#finish();
-      }
-    }
-  }
-}
 
 async function throughBridge(sessions: number): Promise<void> {
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=bridge-N${sessions}.cpuprofile`] : [];

@@ -4,26 +4,14 @@
  * own API (`init`, `dispatch`, `read`) and no bridge. Reports over IPC.
  * Run by concurrent-turns.ts: node bench/flue-alone.ts <sessions> <sleepMs> <deadlineMs> [full]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { init, observe, useModel } from '@flue/runtime';
-import { sqlite, start } from '@flue/runtime/node';
-import { createScriptedModel, flueStore, SCRIPTED_MODEL } from '@eve-flue/flue-adapter';
+import { init, observe } from '@flue/runtime';
+import { Demo, startFlueAlone } from './flue-demo.ts';
 
 const [sessions, sleepMs, deadlineMs] = process.argv.slice(2, 5).map(Number) as [number, number, number];
 /** `full`: Flue's own `sqlite()` with SQLite's default synchronous=FULL, to show what the bridge's setting saves. */
 const synchronousFull = process.argv[5] === 'full';
 
-function Demo(): string {
-  useModel(SCRIPTED_MODEL);
-  return 'You are the Eve/Flue bridge demo agent.';
-}
-Demo.agentName = 'demo';
-
-const dataDir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-flue-'));
-const model = createScriptedModel();
-const flue = await start({ agents: [Demo], providers: [model.provider], db: (synchronousFull ? sqlite : flueStore)(join(dataDir, 'flue.db')) });
+const flue = await startFlueAlone(synchronousFull);
 let deltas = 0;
 const unobserve = observe((o) => {
   if (o.type === 'text_delta') deltas += 1;
@@ -44,8 +32,5 @@ const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuFrom);
 process.send!({ outcome, seconds, deltas, durations, cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage().rss }, () => {
   unobserve();
-  void flue.stop().finally(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  });
+  void flue.stop().finally(() => process.exit(0));
 });

@@ -1,6 +1,7 @@
 /**
- * The full stack for bench/concurrent-turns.ts, in its own process so that its CPU and RSS are
- * its own: the demo agent on the scripted model, behind the bridge, SQLite stores in a temp dir.
+ * The full stack for the benchmarks, in its own process so that its CPU and RSS are its own: the
+ * demo agent on the scripted model, behind the bridge, SQLite stores in a temp dir, or with
+ * `node bench/serve-bridge.ts <redis-url> <prefix> <token-key>` every store on that Redis.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,9 @@ import { startBridge } from '@eve-flue/bridge';
 import { startDemoStack } from '@eve-flue/demo';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-bridge-'));
-const demo = await startDemoStack({ store: 'sqlite', dataDir, port: 0, mode: 'development', webPage: false });
+const [redis, prefix, tokenKey] = process.argv.slice(2);
+const store = redis ? { store: { redis, prefix: prefix! }, tokenKey: tokenKey! } : { store: 'sqlite' as const };
+const demo = await startDemoStack({ ...store, dataDir, port: 0, mode: 'development', webPage: false });
 const bridge = await startBridge(demo.config, { logger: silentLogger });
 bridge.server.maxConnections = 20_000;
 let cpuFrom = process.cpuUsage();
@@ -21,6 +24,11 @@ process.on('message', async (message) => {
   } else if (message === 'stats') {
     const cpu = process.cpuUsage(cpuFrom);
     process.send!({ cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage().rss });
+  } else if (message === 'memory') {
+    // After a full collection when run with --expose-gc: what stays, not what waits for the collector.
+    (globalThis as { gc?: () => void }).gc?.();
+    const { rss, heapUsed } = process.memoryUsage();
+    process.send!({ rss, heapUsed });
   } else if (message === 'stop') {
     await bridge.close();
     await demo.close();

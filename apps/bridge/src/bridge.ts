@@ -10,6 +10,9 @@ import {
   assertRouteAuth,
   ConfigurationError,
   createCompatServer,
+  MemoryCallbackStore,
+  RedisCallbackStore,
+  SqliteCallbackStore,
   isWebSocketUpgrade,
   MemoryJournal,
   RedisConnections,
@@ -49,6 +52,7 @@ import { FlueRuntime } from '@eve-flue/flue-adapter';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
 import { prepareDataDir, restrictDataFiles } from './data-dir.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { startOps, type Ops } from './ops/index.ts';
@@ -128,13 +132,19 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
   const redis = typeof config.store === 'object' ? { connections: new RedisConnections(config.store.redis), prefix: config.store.prefix ?? 'eve:' } : undefined;
   const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
   const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
+  // Read before anything starts: a malformed one stops the bridge with nothing to clean up.
+  const residency = residencySettings(config);
   const ops = await startOps({ logger, ...(redis ? { redis: redis.connections } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
   let assembled: Awaited<ReturnType<typeof assemble>>;
+  let lock: DataDirLock | undefined;
   try {
     if (durable) prepareDataDir(dataDir);
-    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis });
+    // The journal, tokens and Flue's conversations live in the folder unless Redis holds them.
+    if (durable && !redis) lock = lockDataDir(dataDir);
+    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis, residency });
     if (durable) restrictDataFiles(dataDir);
   } catch (error) {
+    lock?.release();
     await ops.close();
     await redis?.connections.close();
     throw error;
@@ -148,6 +158,7 @@ async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, l
     await parts.signInEvents?.close();
     await ops.close();
     await redis?.connections.close();
+    lock?.release();
   };
   const bridge: Bridge = {
     publicUrl,
@@ -241,6 +252,7 @@ interface Settings {
   logger: Logger;
   ops: Ops;
   redis: SharedRedis | undefined;
+  residency: ReturnType<typeof residencySettings>;
 }
 
 /** The instance's Redis connections and the key prefix every store on them uses. */
@@ -250,7 +262,7 @@ interface SharedRedis {
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops, redis }: Settings) {
+async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops, redis, residency }: Settings) {
   const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
   if (redis && !tokenKey) {
     throw new Error('[eve-flue] a Redis store needs BRIDGE_TOKEN_KEY (or `tokenKey`): every instance must open the tokens the others sealed.');
@@ -330,9 +342,19 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...corsSetting(config.cors),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
+    ...residency,
+    ...(config.trustedForwarders ? { trustedForwarders: config.trustedForwarders } : {}),
+    // Callbacks owed to remote-agent parents live where the journal does: with Redis any instance can deliver them.
+    callbackStore: redis
+      ? new RedisCallbackStore(redis.connections, { prefix: redis.prefix })
+      : durable
+        ? new SqliteCallbackStore(join(dataDir, 'callbacks.db'))
+        : new MemoryCallbackStore(),
     observer: ops.observer,
+    ...(config.mcp ? { mcp: config.mcp } : {}),
   });
   ops.metrics.countActiveSessions(() => compat.activeSessions());
+  ops.metrics.countResidentSessions(() => compat.residentSessions());
 
   const app = express();
   app.disable('x-powered-by');
@@ -389,6 +411,22 @@ function perCallerSets(resolve: ConnectionSetResolver): ConnectionSets {
 function principalOf(session: SessionScope): { principal?: string; auth?: Principal } {
   const principal = session.turn()?.principal;
   return principal === undefined ? {} : { principal: principal.id, auth: principal };
+}
+
+/** How long idle sessions stay in memory, and how many: the config's, else `IDLE_SESSION_MS` and `MAX_RESIDENT_SESSIONS`. */
+function residencySettings(config: Readonly<BridgeConfig>): { idleSessionMs?: number; maxResidentSessions?: number } {
+  const idleSessionMs = config.idleSessionMs ?? envCount('IDLE_SESSION_MS', 0);
+  const maxResidentSessions = config.maxResidentSessions ?? envCount('MAX_RESIDENT_SESSIONS', 1);
+  return { ...(idleSessionMs !== undefined ? { idleSessionMs } : {}), ...(maxResidentSessions !== undefined ? { maxResidentSessions } : {}) };
+}
+
+/** An integer setting from the environment, at least `min`; a malformed one stops the start, naming it. */
+function envCount(name: string, min: number): number | undefined {
+  const raw = process.env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new ConfigurationError(`[eve-flue] ${name}: "${raw}" must be an integer of at least ${min}`);
+  return value;
 }
 
 /** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */

@@ -33,6 +33,8 @@ Environment (a value in the config wins):
   NODE_ENV          production requires route auth in the config
   METRICS_PORT      serve Prometheus metrics on 127.0.0.1:<port>/metrics (default: off)
   SHUTDOWN_GRACE_MS on SIGTERM, how long running turns get to finish (default 10000)
+  IDLE_SESSION_MS   how long an idle session stays in memory before it is evicted (default 300000)
+  MAX_RESIDENT_SESSIONS  the most sessions held in memory; the least recently used idle ones go first (default 1000)
 
 Signals: SIGTERM drains (readiness fails, no new turns, streams end resumably, leases are
 released) and exits within SHUTDOWN_GRACE_MS + 20 s; SIGINT stops at once.

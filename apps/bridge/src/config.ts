@@ -1,6 +1,6 @@
 import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { resolveLimits, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy } from '@eve-flue/compat-server';
+import { resolveLimits, validateMcpOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy, type TrustedForwarders } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 
@@ -75,6 +75,32 @@ export interface BridgeConfig {
   limits?: Partial<RequestLimits>;
   /** How long one NDJSON stream response lasts before its reader reconnects to resume it. Default 60 s. */
   streamLeaseMs?: number;
+  /**
+   * Whether the route-authenticated caller (`forwarder`, e.g. an Eve app whose
+   * `defineRemoteAgent` sets `forwardPrincipal: true`) may run turns as the principal it asserts
+   * (`assertion.principal.current`, in Eve's shape). Without it a forwarded principal is refused (403).
+   */
+  trustedForwarders?: TrustedForwarders;
+  /**
+   * Serve Eve's MCP channel to MCP hosts: `{}` for the four `agent_*` tools, `{ tools: true }` to
+   * publish the agent's tools too, `route` to move it (default `/eve/v1/mcp`), `oauth` to advertise
+   * the authorization server whose tokens route auth accepts. Off when absent.
+   */
+  mcp?: McpChannelOptions;
+  /**
+   * How long a session with no running turn, no open stream and no pending sign-in or approval
+   * stays in memory (its agent instance, MCP clients, caches: about 40 KiB of heap for a one-turn
+   * session, more with a long conversation) before it is evicted; its next message reloads it from the stores, which
+   * costs that message a few milliseconds and a new MCP session per connection. Default:
+   * `IDLE_SESSION_MS`, else 5 minutes. 0 evicts a session as soon as it is idle.
+   */
+  idleSessionMs?: number;
+  /**
+   * The most sessions held in memory; past it the least recently used idle ones are evicted at
+   * once (sessions at work are never evicted, so the count can pass it while they work). Bounds
+   * memory at about this many times a session's cost. Default: `MAX_RESIDENT_SESSIONS`, else 1,000.
+   */
+  maxResidentSessions?: number;
 }
 
 export interface RedisStore {
@@ -83,7 +109,7 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'sessions']);
+const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'sessions', 'trustedForwarders', 'mcp', 'idleSessionMs', 'maxResidentSessions']);
 
 const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
 
@@ -106,6 +132,7 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
   if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
   if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
+  if (config.trustedForwarders !== undefined && typeof config.trustedForwarders !== 'function') fail('`trustedForwarders` must be a function (forwarder, assertion) => boolean');
   if (config.auth !== undefined && typeof config.auth !== 'function' && !(Array.isArray(config.auth) && config.auth.every((s) => typeof s === 'function'))) {
     fail('`auth` must be a route auth strategy or an array of them, e.g. oidc({...}) or [httpBasic({...}), localDev()]');
   }
@@ -115,12 +142,21 @@ export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig>
   if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
   if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
   if (config.streamLeaseMs !== undefined && !(Number.isInteger(config.streamLeaseMs) && config.streamLeaseMs > 0)) fail('`streamLeaseMs` must be a positive number of milliseconds');
+  if (config.idleSessionMs !== undefined && !(Number.isSafeInteger(config.idleSessionMs) && config.idleSessionMs >= 0)) fail('`idleSessionMs` must be a number of milliseconds');
+  if (config.maxResidentSessions !== undefined && !(Number.isSafeInteger(config.maxResidentSessions) && config.maxResidentSessions >= 1)) fail('`maxResidentSessions` must be a positive integer');
   if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
   if (config.limits !== undefined) {
     if (typeof config.limits !== 'object' || config.limits === null) fail('`limits` must be an object');
     for (const [key, value] of Object.entries(config.limits)) {
       if (!LIMIT_KEYS.has(key)) fail(`\`limits.${key}\` is not a limit`);
       if (!(Number.isInteger(value) && value > 0)) fail(`\`limits.${key}\` must be a positive integer`);
+    }
+  }
+  if (config.mcp !== undefined) {
+    try {
+      validateMcpOptions(config.mcp);
+    } catch (error) {
+      fail((error as Error).message);
     }
   }
   // A list of strategies is copied and frozen with the rest: no later push can admit anyone.

@@ -16,6 +16,8 @@ export {
 } from '@eve-flue/compat-server';
 export type {
   AuthChallenge,
+  ForwardedAssertion,
+  ForwardedPrincipalContext,
   HttpBasicCredentials,
   HttpBasicOptions,
   JwtEcdsaOptions,
@@ -28,6 +30,7 @@ export type {
   RouteAuthContext,
   RouteAuthPolicy,
   SessionOwnerPolicy,
+  TrustedForwarders,
 } from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect, defineOpenAPIConnection } from '@eve-flue/connections';
 export type {

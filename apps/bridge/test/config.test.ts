@@ -14,10 +14,17 @@ describe('bridge configuration', () => {
     [{ agent: Demo, store: { redis: 'not a url' } }, '`store` must be'],
     [{ agent: Demo, port: 70_000 }, '`port` must be a port number'],
     [{ agent: Demo, publicUrl: 'bridge.example.com' }, '`publicUrl` must be an absolute URL'],
+    [{ agent: Demo, mcp: { agent: false } }, '`mcp` publishes nothing with agent and tools both off'],
+    [{ agent: Demo, mcp: { tool: true } }, '`mcp.tool` is not an MCP channel setting'],
+    [{ agent: Demo, mcp: { route: 'mcp' } }, '`mcp.route` must be a path'],
+    [{ agent: Demo, mcp: { oauth: { issuer: 'auth.example.com' } } }, '`mcp.oauth.issuer` must be the authorization server URL'],
+    [{ agent: Demo, mcp: { oauth: { issuer: 'https://auth.example.com', scopes: ['a b'] } } }, '`mcp.oauth.scopes` must be a list of scope names'],
     [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth strategy or an array of them'],
     [{ agent: Demo, sessions: { owner: 'creator' } }, '`sessions` must be { owner: "principal" }'],
     [{ agent: Demo, limits: { maxTextBytes: -1 } }, '`limits.maxTextBytes` must be a positive integer'],
     [{ agent: Demo, limits: { maxFiles: 3 } }, '`limits.maxFiles` is not a limit'],
+    [{ agent: Demo, idleSessionMs: -1 }, '`idleSessionMs` must be a number of milliseconds'],
+    [{ agent: Demo, maxResidentSessions: 0 }, '`maxResidentSessions` must be a positive integer'],
     [{ agent: Demo, connections: { name: 'notes' } }, '`connections` must be an array of connection definitions or a function'],
   ])('refuses %j', (config, message) => {
     expect(() => defineBridgeConfig(config as never)).toThrow(message);
@@ -30,6 +37,15 @@ describe('bridge configuration', () => {
     await expect(
       startBridge({ agent: Demo, mode: 'production', port: 0, store: 'memory', auth: bearerTokens({ 'a-long-enough-token-1': 'ops' }) }, { logger: silentLogger }),
     ).rejects.toThrow(/production mode needs a token key/);
+  });
+
+  test('a malformed eviction setting in the environment stops the start, naming it', async () => {
+    process.env.MAX_RESIDENT_SESSIONS = 'lots';
+    try {
+      await expect(startBridge({ agent: Demo, port: 0, store: 'memory' }, { logger: silentLogger })).rejects.toThrow('[eve-flue] MAX_RESIDENT_SESSIONS: "lots" must be an integer of at least 1');
+    } finally {
+      delete process.env.MAX_RESIDENT_SESSIONS;
+    }
   });
 
   test('connections resolved per caller: a function starts (it crashed at start before), and check says what it cannot check', async () => {

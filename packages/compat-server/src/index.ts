@@ -1,4 +1,5 @@
 export { assertRouteAuth, createCompatServer, ConfigurationError, resolveMode } from './server.ts';
+export type { EvictionReason } from './session/residency.ts';
 export type { CompatServer, CompatServerOptions, Mode } from './server.ts';
 export type { ServerObserver, StreamSummary, StreamTransport, TurnOutcome } from './observer.ts';
 export { bearerTokens, bearerToken, secretsEqual, withAuthChallenges } from './auth/route-auth.ts';
@@ -40,3 +41,11 @@ export type { RedisConnectionsOptions } from './redis/connections.ts';
 export { RedisJournal } from './journal/redis.ts';
 export type { RedisJournalOptions, SessionFence } from './journal/redis.ts';
 export { SessionTakenOverError, StoreUnavailableError } from './journal/errors.ts';
+export { MemoryCallbackStore, SqliteCallbackStore } from './remote/callback-store.ts';
+export { RedisCallbackStore } from './remote/redis-callback-store.ts';
+export type { CallbackStore, CallerBinding, OwedCallbacks } from './remote/callback-store.ts';
+export type { ForwardedAssertion, ForwardedPrincipalContext, TrustedForwarders } from './remote/forwarded-principal.ts';
+export { REMOTE_AGENT_PROTOCOL_VERSION } from './remote/protocol.ts';
+export { DEFAULT_MCP_ROUTE, validateMcpOptions } from './mcp/channel.ts';
+export type { McpChannelOptions } from './mcp/channel.ts';
+export type { McpOAuthOptions } from './mcp/protected-resource.ts';

@@ -1,3 +1,4 @@
+import type { EvictionReason } from './session/residency.ts';
 import type { IncomingMessage } from 'node:http';
 
 export type StreamTransport = 'ndjson' | 'websocket';
@@ -25,4 +26,6 @@ export interface ServerObserver {
   /** A stream refused before it opened (WebSocket upgrades, which bypass the HTTP routes). */
   streamRefused?(refusal: { transport: StreamTransport; status: number; request: IncomingMessage }): void;
   turnEnded?(outcome: TurnOutcome): void;
+  /** An idle session left memory: after `idleSessionMs`, or past `maxResidentSessions`. */
+  sessionEvicted?(reason: EvictionReason): void;
 }

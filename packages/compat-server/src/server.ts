@@ -7,6 +7,10 @@ import { ERRORS, EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, errorBody, type HealthB
 import { requireRouteAuth } from './auth/middleware.ts';
 import { sessionOwnership, type SessionOwnerPolicy } from './auth/ownership.ts';
 import type { RouteAuthPolicy } from './auth/route-auth.ts';
+import { LOCAL_DEV } from './auth/strategies/local.ts';
+import { MemoryCallbackStore, SqliteCallbackStore, type CallbackStore } from './remote/callback-store.ts';
+import { RemoteCallbacks } from './remote/callbacks.ts';
+import type { TrustedForwarders } from './remote/forwarded-principal.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { readJsonBody } from './http/json-body.ts';
 import { resolveLimits, type RequestLimits } from './http/limits.ts';
@@ -16,11 +20,13 @@ import type { Journal } from './journal/journal.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import type { ServerObserver } from './observer.ts';
+import { mcpChannel, type McpChannelOptions } from './mcp/channel.ts';
 import { agentInfo } from './routes/info.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import type { SessionCluster } from './session/cluster.ts';
 import { ClusteredSessions } from './session/clustered-sessions.ts';
 import { SessionManager } from './session/manager.ts';
+import { SessionResidency, type EvictionReason } from './session/residency.ts';
 import type { Sessions } from './session/sessions.ts';
 import type { AgentRuntime } from '@eve-flue/session-contract';
 import { NdjsonStreams, type StreamTimings } from './stream/ndjson-stream.ts';
@@ -66,6 +72,13 @@ export interface CompatServerOptions {
   stream?: Partial<StreamTimings & WebSocketStreamLimits>;
   /** How long an ended session's stream stays readable. Default: 7 days. */
   retentionMs?: number;
+  /**
+   * How long a session with no work and no open stream stays in memory (its agent instance, MCP
+   * clients, caches) before it is evicted; its next message reloads it from the stores. Default 5 minutes.
+   */
+  idleSessionMs?: number;
+  /** The most sessions kept in memory; past it the least recently used idle ones are evicted. Default 1,000. */
+  maxResidentSessions?: number;
   /** Milliseconds since the epoch; replaceable so that retention can be tested without waiting. */
   clock?: () => number;
   /**
@@ -79,6 +92,20 @@ export interface CompatServerOptions {
   routes?: RequestHandler;
   /** Hears about streams and turns (metrics, access logs). */
   observer?: ServerObserver;
+  /**
+   * Whether the route-authenticated caller (`forwarder`) may run turns as the principal it
+   * forwards (Eve's `defineRemoteAgent({ forwardPrincipal: true })`). Absent, a forwarded
+   * principal is refused with 403.
+   */
+  trustedForwarders?: TrustedForwarders;
+  /**
+   * The ledger of callbacks owed to remote-agent parents. Default: SQLite at
+   * `<dataDir>/callbacks.db` when the journal is the default one, else memory (pass one that
+   * lasts as long as the journal).
+   */
+  callbackStore?: CallbackStore;
+  /** Eve's MCP channel (at `/eve/v1/mcp` unless `route` says otherwise); off when absent. */
+  mcp?: McpChannelOptions;
 }
 
 export interface CompatServer {
@@ -99,6 +126,8 @@ export interface CompatServer {
   closeWebSockets(): Promise<void>;
   /** Sessions at work on this instance now. */
   activeSessions(): number;
+  /** Sessions held in memory on this instance now, at work or idle. */
+  residentSessions(): number;
   /** Waits until no session is at work here; false when `timeoutMs` passed first. */
   quiesce(timeoutMs: number): Promise<boolean>;
   /**
@@ -134,6 +163,8 @@ export function assertRouteAuth(mode: Mode, auth: RouteAuthPolicy | undefined): 
 }
 
 const DAY = 24 * 60 * 60 * 1000;
+const DEFAULT_IDLE_SESSION_MS = 5 * 60 * 1000;
+const DEFAULT_MAX_RESIDENT_SESSIONS = 1_000;
 /** How often a cluster member looks for sessions whose instance died. */
 const ORPHAN_SWEEP_MS = 1_000;
 
@@ -142,12 +173,23 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   assertRouteAuth(mode, options.auth);
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
+  const callbackStore = options.callbackStore ?? (options.journal ? new MemoryCallbackStore() : new SqliteCallbackStore(join(options.dataDir ?? '.data', 'callbacks.db')));
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
   const limits = resolveLimits(uploads.maxBytes, options.limits);
   const site = options.site && siteOf(options.site);
   const stream: StreamTimings & WebSocketStreamLimits = { heartbeatMs: 10_000, leaseMs: 60_000, ...DEFAULT_WEBSOCKET_LIMITS, ...options.stream };
   const retentionMs = options.retentionMs ?? 7 * DAY;
   const observer = options.observer ?? {};
+  const residency = new SessionResidency({
+    idleMs: options.idleSessionMs ?? DEFAULT_IDLE_SESSION_MS,
+    maxResident: options.maxResidentSessions ?? DEFAULT_MAX_RESIDENT_SESSIONS,
+    async evict(sessionId) {
+      journal.evict?.(sessionId);
+      await options.runtime.evictSession?.(sessionId);
+    },
+    ...(observer.sessionEvicted ? { onEvicted: (reason: EvictionReason) => observer.sessionEvicted!(reason) } : {}),
+    onError: (error, sessionId) => logger.warn({ err: error, sessionId }, 'could not evict an idle session'),
+  });
   const manager = new SessionManager({
     journal,
     runtime: options.runtime,
@@ -155,10 +197,14 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     retentionMs,
     ...(options.clock ? { now: options.clock } : {}),
     ...(observer.turnEnded ? { onTurnEnded: (outcome) => observer.turnEnded!(outcome) } : {}),
+    onWorking: (sessionId, working) => residency.working(sessionId, working),
+    ...(mode === 'development' ? { anonymousOperations: LOCAL_DEV } : {}),
   });
   const sessions: Sessions = options.cluster ? new ClusteredSessions(manager, options.cluster, journal, logger, ORPHAN_SWEEP_MS) : manager;
   const recovered = await sessions.recoverInterruptedTurns();
   if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
+  const callbacks = new RemoteCallbacks({ store: callbackStore, journal, logger });
+  await callbacks.start();
   if (!options.auth) logger.warn({}, 'route auth is off: anonymous callers are admitted (development mode)');
 
   const app = express();
@@ -168,6 +214,10 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       if (site.hostAllowed(request)) return next();
       response.status(ERRORS[MISDIRECTED.code].status).set('cache-control', 'no-store').json(errorBody(MISDIRECTED.code, MISDIRECTED.message));
     });
+  }
+  if (options.mcp) {
+    const deps = { sessions, journal, runtime: options.runtime, auth: options.auth, authContext: { mode, logger }, logger, limits, site, publicUrl: options.site?.publicUrl };
+    app.use(mcpChannel(options.mcp, deps));
   }
   const api = express.Router();
   if (options.cors) {
@@ -185,9 +235,21 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
-  const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger });
+  const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger, watch: residency });
   const ownership = sessionOwnership(journal, options.sessionOwner);
-  api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams, ...(ownership ? { ownership } : {}) }));
+  api.use(
+    sessionRoutes({
+      sessions,
+      journal,
+      uploads,
+      limits,
+      streams: ndjsonStreams,
+      ...(ownership ? { ownership } : {}),
+      callbacks,
+      ...(options.trustedForwarders ? { trustedForwarders: options.trustedForwarders } : {}),
+      ...(mode === 'development' ? { anonymousCaller: LOCAL_DEV } : {}),
+    }),
+  );
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -198,7 +260,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
-  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, authContext, ...(ownership ? { ownership } : {}), logger, timings: stream, cors: options.cors, observer, ...(site ? { site } : {}) });
+  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, authContext, ...(ownership ? { ownership } : {}), logger, timings: stream, cors: options.cors, observer, watch: residency, ...(site ? { site } : {}) });
 
   return {
     app,
@@ -207,6 +269,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     handleUpgrade: webSockets.handleUpgrade,
     closeWebSockets: () => webSockets.close(),
     activeSessions: () => manager.working,
+    residentSessions: () => residency.size,
     quiesce: (timeoutMs) => manager.quiesce(timeoutMs),
     async endStreams() {
       ndjsonStreams.endAll();
@@ -216,6 +279,8 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       clearInterval(sweep);
       await webSockets.close();
       await sessions.close();
+      await residency.close();
+      await callbacks.close();
       await options.runtime.close?.();
       await journal.close();
     },

@@ -16,6 +16,7 @@ export * from './auth/broker.ts';
 export * from './auth/authorizer.ts';
 export * from './auth/vercel-connect-backend.ts';
 export * from './auth/redis.ts';
+export * from './approval.ts';
 export * from './tool-call.ts';
 export { defineOpenAPIConnection, type OpenAPIConnectionDefinition } from './openapi/definition.ts';
 export type { OperationResult } from './openapi/request.ts';

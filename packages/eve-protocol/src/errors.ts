@@ -25,6 +25,8 @@ export const ERRORS = {
   session_not_found: { status: 404, closeCode: CLOSE_CODES.policyViolation },
   session_not_active: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   unknown_input_request: { status: 409, closeCode: CLOSE_CODES.policyViolation },
+  /** Eve's own spelling: a remote-agent parent on a protocol version this bridge does not serve. */
+  REMOTE_AGENT_PROTOCOL_MISMATCH: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   session_expired: { status: 410, closeCode: CLOSE_CODES.policyViolation },
   misdirected_request: { status: 421, closeCode: CLOSE_CODES.policyViolation },
   payload_too_large: { status: 413, closeCode: CLOSE_CODES.policyViolation },

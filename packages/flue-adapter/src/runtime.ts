@@ -2,11 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { start, type StartOptions } from '@flue/runtime/node';
-import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
+import { sqlite, type StartOptions } from '@flue/runtime/node';
+import {
+  TurnError,
+  type AgentDescription,
+  type AgentRuntime,
+  type CompactionResult,
+  type DirectToolOutcome,
+  type Logger,
+  type Principal,
+  type PublishedTool,
+  type TurnContext,
+  type UserMessage,
+} from '@eve-flue/session-contract';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type FlueConnectionDefinition, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type CallerConnections, type TurnToolCalls } from './connection-tools.ts';
+import { DirectToolCalls } from './direct-tool-calls.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
+import { FlueHost } from './flue-host.ts';
 import { flueStore } from './flue-store.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
 import { leasedConversations } from './leased-conversations.ts';
@@ -41,6 +54,8 @@ export interface FlueRuntimeOptions {
    * sessions held here (see `leasedConversations`).
    */
   holds?: (sessionId: string) => boolean;
+  /** Restart Flue in place once this many sessions were evicted, to let go of what it keeps of them (see `FlueHost`). Default 1,000. */
+  restartFlueAfter?: number;
   logger: Logger;
 }
 
@@ -48,6 +63,9 @@ export interface FlueRuntimeOptions {
 const SETTLE_ON_CLOSE_MS = 10_000;
 /** Longest wait for Flue to report a tool call before its sign-in is reported anyway. */
 const TOOL_REPORT_WAIT_MS = 3_000;
+const RESTART_FLUE_AFTER = 1_000;
+/** Longest time new turns wait for the running ones to end before a restart of Flue is put off. */
+const RESTART_DRAIN_MS = 1_000;
 
 /**
  * Runs a Flue agent in this process behind the Eve session API: one Flue instance per Eve
@@ -63,7 +81,7 @@ export class FlueRuntime implements AgentRuntime {
   readonly #owners = new Map<string, TurnRun>();
   /** Turns whose Flue submissions have not all settled yet: stopping waits for them. */
   readonly #unsettled = new Set<Promise<void>>();
-  #stopFlue: (() => Promise<void>) | undefined;
+  #host: FlueHost | undefined;
   #closeTap: (() => Promise<void>) | undefined;
   #unobserve: (() => void) | undefined;
   #modelId: string;
@@ -74,12 +92,14 @@ export class FlueRuntime implements AgentRuntime {
   readonly #connectionTools: ConnectionTools;
   /** The connection tools each instance's next render mounts, prepared before each dispatch. */
   readonly #prepared = new Map<string, ToolDefinition[]>();
+  readonly #directCalls: DirectToolCalls;
 
   private constructor(options: FlueRuntimeOptions) {
     this.#options = options;
     this.#modelId = options.modelId;
     this.#instances = new InstanceDirectory(options.generations ?? new SqliteGenerations(options.dataDir && join(options.dataDir, 'flue-instances.db')));
     this.#agent = this.#bridged(options.agent);
+    this.#directCalls = new DirectToolCalls({ connections: options.connections, mount: options.mountConnection, logger: options.logger });
     this.#connectionTools = new ConnectionTools({
       connections: options.connections,
       ...(options.callerConnections ? { callerConnections: options.callerConnections } : {}),
@@ -100,15 +120,18 @@ export class FlueRuntime implements AgentRuntime {
       run?.live(scope.submissionId, scope.turnId, delta);
     });
     runtime.#closeTap = () => tap.close();
-    const db = options.db ?? (options.dataDir ? flueStore(join(options.dataDir, 'flue.db')) : undefined);
+    // Without a file, in memory: the one store every restart of Flue reopens.
+    const db = options.db ?? (options.dataDir ? flueStore(join(options.dataDir, 'flue.db')) : sqlite());
     const holds = options.holds;
-    const flue = await start({
+    runtime.#host = await FlueHost.start({
       agents: [runtime.#agent],
       // Only providers handed to the bridge can be tapped; Flue's built-ins report through observe().
       ...(options.providers ? { providers: options.providers.map((provider) => tap.wrap(provider)) } : {}),
-      ...(db ? { db: holds ? leasedConversations(db, (instanceId) => holds(sessionOfInstance(instanceId))) : db } : {}),
+      db: holds ? leasedConversations(db, (instanceId) => holds(sessionOfInstance(instanceId))) : db,
+      recycleAfter: options.restartFlueAfter ?? RESTART_FLUE_AFTER,
+      drainMs: RESTART_DRAIN_MS,
+      logger: options.logger,
     });
-    runtime.#stopFlue = () => flue.stop();
     runtime.#unobserve = observe((observation) => runtime.#observe(observation));
     return runtime;
   }
@@ -131,8 +154,17 @@ export class FlueRuntime implements AgentRuntime {
     };
   }
 
+  /** The connection tools, callable with no turn (the agent's own Flue tools exist only inside a Flue instance). */
+  publishedTools(): PublishedTool[] {
+    return this.#directCalls.published();
+  }
+
+  invokeTool(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome> {
+    return this.#directCalls.invoke(name, input, principal);
+  }
+
   async runTurn(turn: TurnContext, message: UserMessage): Promise<void> {
-    const run = this.#runTurn(turn, message);
+    const run = this.#host!.run(() => this.#runTurn(turn, message));
     const settled = run.then(
       () => undefined,
       () => undefined,
@@ -213,6 +245,19 @@ export class FlueRuntime implements AgentRuntime {
     await this.#endInstance(ended);
   }
 
+  /**
+   * Drops what this process holds for an idle session: its MCP clients (their MCP sessions
+   * ended), its prepared tools and its place in the instance directory. Flue's conversation
+   * stays in Flue's store; the next turn reopens all of it. A session whose turn runs here keeps it.
+   */
+  async evictSession(sessionId: string): Promise<void> {
+    const instanceId = this.#instances.current(sessionId);
+    if (instanceId === undefined || this.#running.has(instanceId)) return;
+    this.#instances.forget(sessionId);
+    await this.#endInstance(instanceId);
+    this.#host!.released();
+  }
+
   async #endInstance(instanceId: string): Promise<void> {
     this.#prepared.delete(instanceId);
     await this.#connectionTools.end(instanceId);
@@ -233,13 +278,12 @@ export class FlueRuntime implements AgentRuntime {
     this.#unobserve?.();
     await this.#closeTap?.();
     await this.#connectionTools.endAll();
-    await this.#stopFlue?.();
+    await this.#host?.stop();
     await this.#instances.close();
   }
 
   #abort(instanceId: string): Promise<void> {
-    const aborting = init(this.#agent, { id: instanceId })
-      .abort()
+    const aborting = this.#host!.run(() => init(this.#agent, { id: instanceId }).abort())
       .catch((error: unknown) => this.#options.logger.warn({ err: error, instanceId }, 'Flue abort failed'))
       .finally(() => this.#aborting.delete(aborting));
     this.#aborting.add(aborting);

@@ -115,6 +115,25 @@ export interface CompactionResult {
   usageInputTokens?: number;
 }
 
+/** A tool a caller may run directly, outside any conversation (Eve's published tools). */
+export interface PublishedTool {
+  /** Its Eve name. */
+  name: string;
+  description?: string;
+  /** JSON Schema of its arguments (an object). */
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+}
+
+/** How a direct tool call ended, as Eve's `invokeTool` reports it. */
+export type DirectToolOutcome =
+  | { status: 'completed'; output: unknown; text: string }
+  | { status: 'invalid-input'; message: string }
+  | { status: 'denied'; reason: string }
+  | { status: 'approval-required' }
+  | { status: 'authorization-required'; connections: string[] }
+  | { status: 'failed'; message: string };
+
 /** The agent behind the session API. The Flue adapter is one; tests bring their own. */
 export interface AgentRuntime {
   describe(): AgentDescription | Promise<AgentDescription>;
@@ -124,7 +143,16 @@ export interface AgentRuntime {
   compactContext(sessionId: string): Promise<CompactionResult>;
   /** The session was reset or expired: drop what the runtime holds for it. */
   endSession?(sessionId: string): Promise<void>;
+  /**
+   * The session is idle (no turn, no stream): drop what is kept in memory for it. Its next turn
+   * reloads it from the stores, as after a restart; the conversation must be intact.
+   */
+  evictSession?(sessionId: string): Promise<void>;
   /** A turn of this session was running when the last process stopped: stop anything left of it. */
   abandonTurn?(sessionId: string): Promise<void>;
   close?(): Promise<void>;
+  /** The tools callers may run directly, with no model turn. */
+  publishedTools?(): PublishedTool[];
+  /** Runs a published tool for `principal`, with no model turn and no session. */
+  invokeTool?(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome>;
 }

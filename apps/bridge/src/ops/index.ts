@@ -37,6 +37,7 @@ export async function startOps({ logger, redis, metricsPort }: OpsOptions): Prom
     streamClosed: (summary) => observers.forEach((o) => o.streamClosed?.(summary)),
     streamRefused: (refusal) => observers.forEach((o) => o.streamRefused?.(refusal)),
     turnEnded: (outcome) => observers.forEach((o) => o.turnEnded?.(outcome)),
+    sessionEvicted: (reason) => observers.forEach((o) => o.sessionEvicted?.(reason)),
   };
   return {
     accessLog: log.middleware,

@@ -15,7 +15,9 @@ export class BridgeMetrics {
   readonly #upstream: Histogram<'connection' | 'status'>;
   readonly #redisFailures: Counter<'command'>;
   readonly #countFailure: (command: string) => void;
+  readonly #evictions: Counter<'reason'>;
   #activeSessions: () => number = () => 0;
+  #residentSessions: () => number = () => 0;
 
   constructor() {
     const registers = [this.registry];
@@ -29,6 +31,17 @@ export class BridgeMetrics {
         this.set(active());
       },
     });
+    const resident = () => this.#residentSessions();
+    new Gauge({
+      name: 'eve_bridge_resident_sessions',
+      help: 'Sessions held in memory on this instance (at work, followed, or idle and not evicted yet).',
+      registers,
+      collect() {
+        this.set(resident());
+      },
+    });
+    this.#evictions = new Counter({ name: 'eve_bridge_session_evictions_total', help: 'Idle sessions evicted from memory, by reason (idle, capacity).', labelNames: ['reason'], registers });
+    for (const reason of ['idle', 'capacity']) this.#evictions.inc({ reason }, 0);
     this.#openStreams = new Gauge({ name: 'eve_bridge_open_streams', help: 'Session streams open now, by transport.', labelNames: ['transport'], registers });
     for (const transport of ['ndjson', 'websocket']) this.#openStreams.set({ transport }, 0);
     this.#turns = new Counter({ name: 'eve_bridge_turns_total', help: 'Turns ended, by outcome.', labelNames: ['outcome'], registers });
@@ -61,10 +74,16 @@ export class BridgeMetrics {
     this.#activeSessions = read;
   }
 
+  /** Where the resident-sessions gauge reads from (known once the server is built). */
+  countResidentSessions(read: () => number): void {
+    this.#residentSessions = read;
+  }
+
   readonly observer: ServerObserver = {
     streamOpened: (transport) => this.#openStreams.inc({ transport }),
     streamClosed: ({ transport }) => this.#openStreams.dec({ transport }),
     turnEnded: (outcome) => this.#turns.inc({ outcome }),
+    sessionEvicted: (reason) => this.#evictions.inc({ reason }),
   };
 
   signIn(outcome: string): void {

@@ -56,7 +56,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const { code, message } = refusal ?? { code: 'internal_error', message: 'The bridge failed to handle this request.' };
-    response.status(ERRORS[code].status).json(errorBody(code, message));
+    const details = error instanceof RequestError ? error.details : undefined;
+    response.status(ERRORS[code].status).json({ ...details, ...errorBody(code, message) });
   };
 }
 

@@ -21,6 +21,12 @@ export interface FollowSink {
   end(error?: unknown): void;
 }
 
+/** Who hears that a session gained a follower here, and lost one (what keeps it resident). */
+export interface FollowWatch {
+  followed(sessionId: string): void;
+  unfollowed(sessionId: string): void;
+}
+
 /**
  * Sends a session's journal to one reader in order from `from`, then live appends as they land.
  * Pulls pages from the journal at the reader's pace, so a slow reader holds no queue: it reads
@@ -32,6 +38,7 @@ export class JournalFollower implements TailListener {
   readonly #sessionId: string;
   readonly #sink: FollowSink;
   readonly #until: number | undefined;
+  readonly #watch: FollowWatch | undefined;
   #cursor: number;
   /** The newest tail an append notification announced. */
   #knownTail = -1;
@@ -41,12 +48,14 @@ export class JournalFollower implements TailListener {
   #lost = false;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(journal: Journal, sessionId: string, range: FollowRange, sink: FollowSink) {
+  constructor(journal: Journal, sessionId: string, range: FollowRange, sink: FollowSink, watch?: FollowWatch) {
     this.#journal = journal;
     this.#sessionId = sessionId;
     this.#sink = sink;
     this.#cursor = range.from;
     this.#until = range.until;
+    this.#watch = watch;
+    watch?.followed(sessionId);
     journal.subscribe(sessionId, this);
     void this.#pull();
   }
@@ -63,6 +72,7 @@ export class JournalFollower implements TailListener {
     this.#closed = true;
     clearTimeout(this.#poll);
     this.#journal.unsubscribe(this.#sessionId, this);
+    this.#watch?.unfollowed(this.#sessionId);
   }
 
   appended(tail: number): void {

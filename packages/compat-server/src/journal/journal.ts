@@ -79,6 +79,8 @@ export interface Journal {
   subscribe(sessionId: string, listener: TailListener): void;
   /** Stops telling `listener` about the session (nothing if it was not subscribed). */
   unsubscribe(sessionId: string, listener: TailListener): void;
+  /** The session left this process's memory (idle): drop what is cached of it, nothing stored. */
+  evict?(sessionId: string): void;
 
   close(): Promise<void>;
 }

@@ -138,6 +138,10 @@ export class RedisJournal implements Journal {
     this.#recent.forget(sessionId);
   }
 
+  evict(sessionId: string): void {
+    this.#recent.forget(sessionId);
+  }
+
   async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
     for (;;) {
       const length = await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)));

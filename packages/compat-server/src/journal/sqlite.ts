@@ -133,6 +133,13 @@ export class SqliteJournal implements Journal {
     this.#tails.delete(sessionId);
   }
 
+  evict(sessionId: string): void {
+    // A tail still staged in the open group transaction is the committed one soon: keep it.
+    if (this.#staged.has(sessionId)) return;
+    this.#recent.forget(sessionId);
+    this.#tails.delete(sessionId);
+  }
+
   async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
     return (await this.#appends.enqueue({ sessionId, drafts, options })).events;
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import {
   dispatch,
@@ -7,6 +8,7 @@ import {
   type CommandKind,
   type CommandOf,
   type CommandResult,
+  type Principal,
   type UserMessage,
 } from '@eve-flue/session-contract';
 import { StoreUnavailableError } from '../journal/errors.ts';
@@ -17,6 +19,7 @@ import { RequestError, sessionNotActive } from './errors.ts';
 import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import { SessionLog } from './session-log.ts';
 import type { Sessions } from './sessions.ts';
+import { outputInstruction, structuredOutput } from './structured-output.ts';
 import { messageReceived, Turn } from './turn.ts';
 
 type Work = { kind: 'message'; message: UserMessage } | { kind: 'clear' } | { kind: 'compact' };
@@ -41,6 +44,13 @@ export interface SessionManagerOptions {
   now?: () => number;
   /** Hears how each turn ended (metrics). */
   onTurnEnded?: (outcome: TurnOutcome) => void;
+  /** Hears each session start (true) and stop (false) having work here: what keeps it resident. */
+  onWorking?: (sessionId: string, working: boolean) => void;
+  /**
+   * Who an anonymous caller's `operationId` belongs to: Eve's synthetic `local-dev` principal in
+   * development (where route auth may be off). Absent, an anonymous `operationId` is refused.
+   */
+  anonymousOperations?: Principal;
 }
 
 const SESSION_WAITING: EveEventDraft = { type: 'session.waiting', data: { continuationToken: '', wait: 'next-user-message' } };
@@ -58,6 +68,8 @@ export class SessionManager implements Sessions {
   readonly #live = new Map<string, LiveSession>();
   readonly #idleListeners: ((sessionId: string) => void)[] = [];
   readonly #onTurnEnded: (outcome: TurnOutcome) => void;
+  readonly #onWorking: (sessionId: string, working: boolean) => void;
+  readonly #anonymousOperations: Principal | undefined;
   readonly #idleWaiters = new Set<() => void>();
   #closing = false;
 
@@ -68,6 +80,8 @@ export class SessionManager implements Sessions {
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
     this.#onTurnEnded = options.onTurnEnded ?? (() => undefined);
+    this.#onWorking = options.onWorking ?? (() => undefined);
+    this.#anonymousOperations = options.anonymousOperations;
   }
 
   /** Sessions at work here now: a turn running, or work queued behind it. */
@@ -104,7 +118,7 @@ export class SessionManager implements Sessions {
    */
   async recoverSession(sessionId: string): Promise<boolean> {
     if (this.#live.get(sessionId)?.turn) return false;
-    this.#live.delete(sessionId);
+    this.#dropLive(sessionId);
     const record = await this.#journal.getSession(sessionId);
     if (!record?.activeTurn) return false;
     await this.#endInterruptedTurn(record);
@@ -119,7 +133,7 @@ export class SessionManager implements Sessions {
   /** Drops what this instance remembers of a session (another instance may have changed it since). */
   forget(sessionId: string): void {
     const live = this.#live.get(sessionId);
-    if (live && !live.turn && !live.worker) this.#live.delete(sessionId);
+    if (live && !live.turn && !live.worker) this.#dropLive(sessionId);
   }
 
   async #endInterruptedTurn(record: SessionRecord): Promise<void> {
@@ -169,11 +183,12 @@ export class SessionManager implements Sessions {
     reset: (command) => this.#reset(command),
   };
 
-  async #create({ principal, input, operationId }: CommandOf<'create'>): Promise<string> {
+  async #create({ principal, input, operationId, deliveryId }: CommandOf<'create'>): Promise<string> {
     let operationKey: string | undefined;
     if (operationId !== undefined) {
-      if (!principal) throw new RequestError('operation_id_requires_auth', 'operationId needs an authenticated caller.');
-      operationKey = `${principal.id}\u0000${operationId}`;
+      const owner = principal ?? this.#anonymousOperations;
+      if (!owner) throw new RequestError('operation_id_requires_auth', 'operationId needs an authenticated caller.');
+      operationKey = `${owner.id}\u0000${operationId}`;
     }
     const candidate: SessionRecord = {
       id: newSessionId(),
@@ -186,8 +201,8 @@ export class SessionManager implements Sessions {
     if (record.id !== candidate.id) return record.id;
     if (input) {
       const session: LiveSession = { record, log: new SessionLog(this.#journal, record.id), backlog: [] };
-      this.#live.set(record.id, session);
-      this.#enqueue(session, { kind: 'message', message: { ...input, deliveryId: newDeliveryId(), principal } });
+      this.#setLive(session);
+      this.#enqueue(session, { kind: 'message', message: { ...input, deliveryId: deliveryId ?? newDeliveryId(), principal } });
     }
     return record.id;
   }
@@ -301,8 +316,17 @@ export class SessionManager implements Sessions {
   #hold(session: LiveSession): LiveSession {
     const live = this.#live.get(session.record.id);
     if (live) return live;
-    this.#live.set(session.record.id, session);
+    this.#setLive(session);
     return session;
+  }
+
+  #setLive(session: LiveSession): void {
+    this.#live.set(session.record.id, session);
+    this.#onWorking(session.record.id, true);
+  }
+
+  #dropLive(sessionId: string): void {
+    if (this.#live.delete(sessionId)) this.#onWorking(sessionId, false);
   }
 
   #enqueue(found: LiveSession, work: Work): void {
@@ -312,7 +336,7 @@ export class SessionManager implements Sessions {
       session.worker = undefined;
       // An idle session lives in the journal only: memory holds just the sessions at work.
       if (!session.turn && session.backlog.length === 0 && this.#live.get(session.record.id) === session) {
-        this.#live.delete(session.record.id);
+        this.#dropLive(session.record.id);
         for (const listener of this.#idleListeners) listener(session.record.id);
         for (const waiter of this.#idleWaiters) waiter();
       }
@@ -350,13 +374,16 @@ export class SessionManager implements Sessions {
     try {
       for (let input: UserMessage | undefined = message; input && !turn.signal.aborted; input = foldSteering(turn.takeSteering())) {
         // A cancelled turn ends now, even if the runtime is slow to notice.
-        await Promise.race([this.#runtime.runTurn(turn, input), turn.aborted()]);
+        await Promise.race([this.#runtime.runTurn(turn, withOutputInstruction(input, message.outputSchema)), turn.aborted()]);
       }
+      if (message.outputSchema && !turn.signal.aborted) await turn.emit('result.completed', { result: structuredOutput(message.outputSchema, turn.finalAnswer) });
       ending = this.#abortedEnding(turn) ?? { type: 'turn.completed', data: turn.coordinates };
     } catch (error) {
-      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error);
+      // The failure's id is on the event and in the log line, to find one from the other.
+      const errorId = randomUUID();
+      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error, errorId);
       failed = ending.type === 'turn.failed';
-      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId }, 'turn failed');
+      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId, errorId }, 'turn failed');
     }
     this.#onTurnEnded(outcomeOf(ending));
     const unanswered = turn.stopSteering();
@@ -423,7 +450,7 @@ export class SessionManager implements Sessions {
     const ended: SessionRecord = { ...record, status: 'ended', endedAt: this.#now() };
     await log.write([{ type: 'session.completed', data: {} }], [], ended);
     Object.assign(record, ended);
-    this.#live.delete(record.id);
+    this.#dropLive(record.id);
     await this.#runtime.endSession?.(record.id);
   }
 }
@@ -440,6 +467,11 @@ async function withStoreRetries<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The message as the runtime receives it when a structured answer is wanted: told the schema it must match. */
+function withOutputInstruction(input: UserMessage, schema: Record<string, unknown> | undefined): UserMessage {
+  return schema ? { ...input, text: `${input.text}\n\n${outputInstruction(schema)}` } : input;
+}
+
 function foldSteering(messages: UserMessage[]): UserMessage | undefined {
   const [first, ...rest] = messages;
   if (!first) return undefined;
@@ -454,10 +486,10 @@ function foldSteering(messages: UserMessage[]): UserMessage | undefined {
   );
 }
 
-function turnFailed(turn: Turn, error: unknown): EveEventDraft {
+function turnFailed(turn: Turn, error: unknown, errorId: string): EveEventDraft {
   const code = error instanceof TurnError ? error.code : 'turn_failed';
   const message = error instanceof Error ? error.message : 'The turn failed.';
-  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, terminal: false } };
+  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, details: { errorId }, terminal: false } };
 }
 
 function lastTurnCoordinates(record: SessionRecord) {

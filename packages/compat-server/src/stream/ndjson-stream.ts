@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { HEADERS, HEARTBEAT_LINE, LEASE_ENDED_LINE, NDJSON_CONTENT_TYPE, STREAM_VERSION } from '@eve-flue/eve-protocol';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
-import { JournalFollower, type FollowSink } from '../journal/follow.ts';
+import { JournalFollower, type FollowSink, type FollowWatch } from '../journal/follow.ts';
 import type { Journal, JournalLine } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
@@ -21,6 +21,8 @@ export interface NdjsonStreamsOptions {
   timings: StreamTimings;
   observer: ServerObserver;
   logger: Logger;
+  /** Hears each stream open and close, per session. */
+  watch?: FollowWatch;
 }
 
 /** Every NDJSON session stream of one server: opens them, and ends them all when it drains. */
@@ -93,7 +95,7 @@ class NdjsonStream implements FollowSink {
     streams.open.add(this);
     this.#write(HEARTBEAT_LINE);
     this.#lease = plan.leased ? setTimeout(() => this.endResumably(), streams.options.timings.leaseMs) : undefined;
-    this.#follower = new JournalFollower(streams.options.journal, plan.sessionId, plan, this);
+    this.#follower = new JournalFollower(streams.options.journal, plan.sessionId, plan, this, streams.options.watch);
     if (streams.draining) this.endResumably();
   }
 

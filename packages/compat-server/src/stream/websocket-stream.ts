@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { CLOSE_CODES, ERRORS, TAIL_INDEX_CONTROL, type ErrorCode } from '@eve-flue/eve-protocol';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
-import { JournalFollower, type FollowSink } from '../journal/follow.ts';
+import { JournalFollower, type FollowSink, type FollowWatch } from '../journal/follow.ts';
 import type { Journal, JournalLine } from '../journal/journal.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
@@ -34,6 +34,8 @@ export interface WebSocketStreamContext {
   open: OpenStreams<WebSocketStream>;
   observer: ServerObserver;
   logger: Logger;
+  /** Hears each stream open and close, per session. */
+  watch?: FollowWatch;
   /** Every stream's `ws` error listener (one for all: a peer's protocol errors are only worth a debug line). */
   onError: (error: Error) => void;
 }
@@ -83,7 +85,7 @@ export class WebSocketStream implements FollowSink {
     context.open.add(this);
     context.logger.debug({ path, from: plan.from, until: plan.until }, 'websocket stream opened');
     if (plan.tail !== undefined) ws.send(JSON.stringify({ $eve: TAIL_INDEX_CONTROL, version: 1, tailIndex: plan.tail }));
-    this.#follower = new JournalFollower(context.journal, plan.sessionId, plan, this);
+    this.#follower = new JournalFollower(context.journal, plan.sessionId, plan, this, context.watch);
   }
 
   write(page: readonly JournalLine[]): boolean {

@@ -12,6 +12,7 @@ import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { refuse } from '../http/raw-response.ts';
 import { MISDIRECTED, type Site } from '../http/site.ts';
 import type { Journal } from '../journal/journal.ts';
+import type { FollowWatch } from '../journal/follow.ts';
 import type { Logger } from '../logger.ts';
 import type { ServerObserver } from '../observer.ts';
 import type { StreamTimings } from './ndjson-stream.ts';
@@ -34,6 +35,8 @@ export interface WebSocketStreamsOptions {
   observer?: ServerObserver;
   /** The server's own names and origin; absent, `Origin` is compared with `Host`. */
   site?: Site;
+  /** Hears each stream open and close, per session. */
+  watch?: FollowWatch;
 }
 
 export interface WebSocketStreams {
@@ -60,7 +63,7 @@ const SHUTDOWN_GRACE_MS = 1_000;
  * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
  * upgrade. Each text frame is one journal line without its newline.
  */
-export function webSocketStreams({ sessions, journal, auth, authContext, ownership, logger, timings, cors, observer = {}, site }: WebSocketStreamsOptions): WebSocketStreams {
+export function webSocketStreams({ sessions, journal, auth, authContext, ownership, logger, timings, cors, observer = {}, site, watch }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
     // The open streams are the clients: `ws` would keep a set of its own, and a 'close' listener on every socket for it.
@@ -77,6 +80,7 @@ export function webSocketStreams({ sessions, journal, auth, authContext, ownersh
     observer,
     logger,
     open: new OpenStreams(timings.heartbeatMs),
+    ...(watch ? { watch } : {}),
     onError: (error) => logger.debug({ err: error }, 'websocket error'),
   };
 
