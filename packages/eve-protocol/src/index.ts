@@ -4,3 +4,4 @@ export * from './ndjson.ts';
 export * from './routes.ts';
 export * from './errors.ts';
 export * from './responses.ts';
+export * from './loopback.ts';
