@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
-import { errorBody } from '@eve-flue/eve-protocol';
+import { sendRefusal } from '../http/refusal.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal, RouteAuth } from './route-auth.ts';
 
@@ -27,7 +27,7 @@ export function requireRouteAuth(auth: RouteAuth | undefined, logger: Logger): R
     if (!auth) return next();
     const principal = await admit(auth, request, request.path, logger);
     if (!principal) {
-      response.status(401).set('www-authenticate', 'Bearer').json(errorBody('unauthorized', 'This route needs valid credentials.'));
+      sendRefusal(response, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
       return;
     }
     (request as Request & { [PRINCIPAL]?: Principal })[PRINCIPAL] = principal;

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
-import { errorBody } from '@eve-flue/eve-protocol';
 import { RequestError } from '../session/errors.ts';
 import { checkDepth, type RequestLimits } from './limits.ts';
+import { sendRefusal } from './refusal.ts';
 
 /**
  * How long a refused sender gets to read its 413 before the connection is cut. Meanwhile what it
@@ -92,10 +92,7 @@ function parse(bytes: Buffer, limits: RequestLimits): unknown {
 function refuseTooLarge(request: Request, response: Response, limits: RequestLimits): void {
   request.unpipe();
   request.resume();
-  response
-    .status(413)
-    .set('cache-control', 'no-store')
-    .json(errorBody('payload_too_large', `The request body is larger than the ${limits.maxBodyBytes}-byte limit.`));
+  sendRefusal(response, 'payload_too_large', `The request body is larger than the ${limits.maxBodyBytes}-byte limit.`);
   // Not `connection: close`: Node would close the socket as soon as the 413 is written, while the
   // sender is still writing, and the sender would see a reset instead of the answer. A sender that
   // is still sending when the grace ends is cut off.
