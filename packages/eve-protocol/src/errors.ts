@@ -24,6 +24,8 @@ export const ERRORS = {
   not_found: { status: 404, closeCode: CLOSE_CODES.policyViolation },
   session_not_found: { status: 404, closeCode: CLOSE_CODES.policyViolation },
   session_not_active: { status: 409, closeCode: CLOSE_CODES.policyViolation },
+  /** A sign-in link opened in a browser other than the one that owns the flow. */
+  sign_in_taken: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   unknown_input_request: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   session_expired: { status: 410, closeCode: CLOSE_CODES.policyViolation },
   misdirected_request: { status: 421, closeCode: CLOSE_CODES.policyViolation },
