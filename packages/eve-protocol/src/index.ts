@@ -5,3 +5,4 @@ export * from './routes.ts';
 export * from './errors.ts';
 export * from './responses.ts';
 export * from './loopback.ts';
+export * from './json.ts';

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { start, type StartOptions } from '@flue/runtime/node';
+import { toJsonObject } from '@eve-flue/eve-protocol';
 import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
@@ -306,7 +307,7 @@ function toolCallsOf({ turn, translator }: TurnRun): TurnToolCalls {
         {
           kind: 'tool-approval',
           prompt: `Allow ${eveName}?`,
-          action: { kind: 'tool-call', callId, toolName: eveName, input },
+          action: { kind: 'tool-call', callId, toolName: eveName, input: toJsonObject(input) },
           options: [
             { id: 'approve', label: 'Approve', style: 'primary' },
             { id: 'deny', label: 'Deny', style: 'danger' },

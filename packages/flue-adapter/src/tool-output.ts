@@ -5,22 +5,25 @@
  * there is more than text. A result larger than `MAX_RESULT_BYTES` once serialized is replaced
  * by a marker that says so and how large it was.
  */
+import type { JsonObject, JsonValue } from '@eve-flue/eve-protocol';
+
 export const MAX_RESULT_BYTES = 1024 * 1024;
 
+/** A `tools/call` result as read off a JSON-RPC answer: JSON by construction. */
 export interface McpCallResult {
-  content?: { type: string; text?: string }[];
-  structuredContent?: unknown;
+  content?: (JsonObject & { type: string; text?: string })[];
+  structuredContent?: JsonValue;
   isError?: boolean;
 }
 
-export interface TruncatedOutput {
+export type TruncatedOutput = {
   truncated: true;
   /** Size of the serialized output the server sent, in bytes. */
   bytes: number;
   limitBytes: number;
-}
+};
 
-export function connectionToolOutput(result: McpCallResult, limitBytes = MAX_RESULT_BYTES): unknown {
+export function connectionToolOutput(result: McpCallResult, limitBytes = MAX_RESULT_BYTES): JsonValue {
   const blocks = result.content ?? [];
   const output =
     result.structuredContent !== undefined
