@@ -17,7 +17,7 @@ import {
   type ConversationStreamStore,
 } from '@flue/runtime/adapter';
 import type { RedisContext } from './keys.ts';
-import type { SubmissionRow } from './submission-store.ts';
+import { parseSubmissionRow, type SubmissionRow } from './submission-store.ts';
 import type { Transaction } from './transactions.ts';
 
 /** A stream's head as stored: batches in the list, their count and the producer fence here. */
@@ -179,7 +179,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
 
   async #row(tx: Transaction, submissionId: string): Promise<SubmissionRow | undefined> {
     const raw = await tx.get(this.#db.keys.submission(submissionId));
-    return raw ? (JSON.parse(raw) as SubmissionRow) : undefined;
+    return raw ? parseSubmissionRow(raw) : undefined;
   }
 
   /**
