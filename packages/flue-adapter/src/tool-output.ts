@@ -5,6 +5,7 @@
  * there is more than text. A result larger than `MAX_RESULT_BYTES` once serialized is replaced
  * by a marker that says so and how large it was.
  */
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { JsonObject, JsonValue } from '@eve-flue/eve-protocol';
 
 export const MAX_RESULT_BYTES = 1024 * 1024;
@@ -58,20 +59,5 @@ export async function readRpcMessages(body: ReadableStream<Uint8Array>, eventStr
     }
   };
   if (!eventStream) return emit(await new Response(body).text());
-  let buffered = '';
-  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
-    buffered += chunk;
-    const events = buffered.split(/\r?\n\r?\n/);
-    buffered = events.pop() ?? '';
-    for (const event of events) emit(dataOf(event));
-  }
-  if (buffered.trim()) emit(dataOf(buffered));
-}
-
-function dataOf(event: string): string {
-  return event
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).replace(/^ /, ''))
-    .join('\n');
+  for await (const event of body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())) emit(event.data);
 }
