@@ -2,7 +2,8 @@ import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/a
 import type { FlueConnectionDefinition } from '../definition.ts';
 import { displayNameOf } from '../definition.ts';
 import { flueToolName } from '../naming.ts';
-import type { JsonRpcCall, UpstreamAuthorizer } from '../upstream-fetch.ts';
+import type { JsonRpcCall } from '../json-rpc.ts';
+import type { UpstreamAuthorizer } from '../upstream-fetch.ts';
 import { SignInError, type UpstreamChallenge } from './backend.ts';
 import type { SignInAttempt, SignInBroker } from './broker.ts';
 import { subjectKey, type SignInOutcome } from './types.ts';
