@@ -1,6 +1,5 @@
-import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import type { Mode, RequestLimits, RouteAuth } from '@eve-flue/compat-server';
+import type { CompatServerOptions, Mode, RequestLimits, RouteAuth } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import { checkConfig } from './settings.ts';
@@ -44,7 +43,7 @@ export interface BridgeConfig {
   /** Route auth for every route but health; see `bearerTokens`. */
   auth?: RouteAuth;
   /** Which browser origins may call the bridge. Default: the origins `CORS_ORIGINS` lists (comma-separated), else none. */
-  cors?: boolean | CorsOptions;
+  cors?: CompatServerOptions['cors'];
   /** Serve the demo web page at `/`. Default: true in development. */
   webPage?: boolean;
   /**

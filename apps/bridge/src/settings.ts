@@ -1,9 +1,9 @@
 import { isIPv6 } from 'node:net';
-import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { ConfigurationError, resolveLimits, resolveMode, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
+import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
 import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import { isLoopbackHostname } from '@eve-flue/eve-protocol';
+import { DEFAULT_REDIS_PREFIX } from '@eve-flue/session-contract';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from './config.ts';
 
@@ -79,7 +79,7 @@ function listenHost(text: string): ListenHost | undefined {
 }
 
 /** The config's cors, or the origins `CORS_ORIGINS` lists. */
-type Cors = boolean | CorsOptions;
+type Cors = NonNullable<CompatServerOptions['cors']>;
 
 /**
  * Every setting of the bridge: its config field, environment variable and default, in one place.
@@ -221,9 +221,6 @@ export interface BridgeSettings {
   /** A Vercel OIDC token is at hand (VERCEL_OIDC_TOKEN, or running on Vercel): Connect can sign people in. */
   vercelConnect: boolean;
 }
-
-/** The default Redis key prefix, to keep deployments apart on one Redis. */
-export const DEFAULT_REDIS_PREFIX = 'eve:';
 
 const fail = (problem: string): never => {
   throw new ConfigurationError(`[eve-flue] ${problem}`);
