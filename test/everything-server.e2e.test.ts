@@ -147,7 +147,23 @@ test('the server’s log notifications reach the bridge log under the connection
   expect(result.message).toContain('Started simulated');
   // The server sends its first log message at once, on the session's standing stream.
   await until(() => logger.entries.some((e) => e.message === 'MCP server log'));
-  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', level: expect.any(String), data: expect.stringMatching(/message/) });
+  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).toMatchObject({ connection: 'everything', serverLevel: expect.any(String), data: expect.stringMatching(/message/) });
+  // One `level` per log line: the bridge's own.
+  expect(logger.entries.find((e) => e.message === 'MCP server log')?.fields).not.toHaveProperty('level');
+});
+
+test('each call carries a progressToken: the server’s progress reaches the bridge log', async () => {
+  const before = proxy.requests.length;
+  const logged = logger.entries.length;
+  const { result } = await ask(clientOf('ann'), '/tool connection__everything__trigger-long-running-operation {"duration":0.2,"steps":2}');
+  expect(result.message).toContain('Long running operation completed');
+  const call = proxy.requests.slice(before).find((r) => r.body.includes('"tools/call"'))!;
+  const { progressToken } = JSON.parse(call.body).params._meta;
+  expect(progressToken).toBeDefined();
+  // This call's progress: the cancelled call above may still report its own.
+  const progress = () => logger.entries.slice(logged).filter((e) => e.message === 'MCP tool progress' && (e.fields as { progressToken?: unknown }).progressToken === progressToken).map((e) => e.fields);
+  await until(() => progress().length >= 2);
+  expect(progress()).toEqual([expect.objectContaining({ connection: 'everything', progress: 1, total: 2 }), expect.objectContaining({ connection: 'everything', progress: 2, total: 2 })]);
 });
 
 test('the status names the task-only tool it does not offer, and why', async () => {

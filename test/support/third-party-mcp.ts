@@ -10,15 +10,15 @@ export interface ThirdPartyServer {
 
 const MODULES = join(process.cwd(), 'node_modules');
 
-/** `@modelcontextprotocol/server-everything` over Streamable HTTP (`PORT`), as its README starts it. */
-export async function startEverythingServer(): Promise<ThirdPartyServer> {
-  const port = await freePort();
+/** `@modelcontextprotocol/server-everything` over Streamable HTTP (`PORT`), as its README starts it; `port` restarts it where it was. */
+export async function startEverythingServer(port?: number): Promise<ThirdPartyServer & { port: number }> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [join(MODULES, '@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await outputLine(child, 'stderr', /listening on port/);
-  return { url: `http://127.0.0.1:${port}/mcp`, close: () => stop(child) };
+  return { url: `http://127.0.0.1:${port}/mcp`, port, close: () => stop(child) };
 }
 
 /**
@@ -34,6 +34,22 @@ export async function startSdkOAuthServer(): Promise<ThirdPartyServer & { authUr
   });
   await outputLine(child, 'stdout', /MCP Streamable HTTP Server listening/);
   return { url: `http://localhost:${port}/mcp`, authUrl: `http://localhost:${authPort}`, close: () => stop(child) };
+}
+
+/**
+ * The MCP SDK's example `simpleStreamableHttp` (stateful: it forgets its sessions when it stops,
+ * and answers 404 for a session it does not know). `port` restarts it where it was.
+ */
+export async function startSdkExampleServer(port?: number): Promise<ThirdPartyServer & { port: number; output(): string }> {
+  const listenOn = port ?? (await freePort());
+  const child = spawn(process.execPath, [join(MODULES, '@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js')], {
+    env: { ...process.env, MCP_PORT: String(listenOn) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  await outputLine(child, 'stdout', /MCP Streamable HTTP Server listening/);
+  return { url: `http://127.0.0.1:${listenOn}/mcp`, port: listenOn, output: () => output, close: () => stop(child) };
 }
 
 function outputLine(child: ChildProcess, stream: 'stdout' | 'stderr', line: RegExp): Promise<void> {

@@ -23,6 +23,7 @@ import {
 } from '@eve-flue/compat-server';
 import {
   ConnectionRegistry,
+  ConnectionSets,
   createConnectionAuthorizer,
   fixedTokenAuthorizer,
   flueMountFor,
@@ -34,6 +35,7 @@ import {
   SqliteAuthStore,
   VercelConnectBackend,
   type AuthStore,
+  type ConnectionSetResolver,
   type FlueConnectionDefinition,
   type Sealer,
   type ConnectionStatus,
@@ -261,7 +263,8 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
   const flueStore = flueStoreFor(redis, settings.flueDb);
   const shared = redis ? await sharedStores(redis, sealer, lifecycle) : undefined;
   const authStore: AuthStore = shared?.authStore ?? lifecycle.adopt(new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer), (store) => store.close());
-  const definitions = settings.connections;
+  // A function: each caller's set is resolved when their session starts (connection-sets.ts).
+  const definitions = typeof settings.connections === 'function' ? [] : settings.connections;
   const backends = new Map<string, SignInBackend>();
   const setupNotes = new Map<string, string>();
   for (const definition of definitions) {
@@ -280,6 +283,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
   const connections = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition).fetch);
   for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
+  const sets = typeof settings.connections === 'function' ? perCallerSets(settings.connections) : undefined;
 
   // Closed here until the compat server, which closes them itself, is built.
   const handedOver = lifecycle.use(new AsyncDisposableStack());
@@ -287,8 +291,9 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
     agent: settings.agent,
     modelId: settings.modelId,
     connections,
-    mountConnection: (name, session) => {
-      const definition = connections.definition(name);
+    ...(sets ? { callerConnections: { for: (session, principal) => sets.for({ sessionId: session.sessionId, ...(principal ? { principal } : {}) }), forget: (sessionId) => sets.forget(sessionId) } } : {}),
+    mountConnection: (definition, session) => {
+      const name = definition.name;
       const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });
       // A call waiting for a person (an approval) must not time out inside Flue meanwhile.
       const parkedForMs = broker.flowTtlMs;
@@ -323,7 +328,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
     mode,
     site,
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
-    routes: connectionRoutes(connections, broker),
+    routes: connectionRoutes(connections, broker, sets),
     ...(settings.auth ? { auth: settings.auth } : {}),
     ...(settings.cors !== undefined ? { cors: settings.cors } : {}),
     ...(settings.limits ? { limits: settings.limits } : {}),
@@ -375,6 +380,16 @@ function signInBackend(
     if (!oauth) return { missing: reason };
   }
   return definition.auth?.type === 'oauth2' ? { backend: new OAuth2Backend(definition, store) } : {};
+}
+
+/** Each caller's connections, resolved and listed for them (their credentials resolved for them too). */
+function perCallerSets(resolve: ConnectionSetResolver): ConnectionSets {
+  return new ConnectionSets(resolve, async (definitions, ctx) => {
+    const caller = { ...(ctx.principal ? { principal: ctx.principal.id } : {}), ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) };
+    const registry = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition, { context: () => caller }).fetch);
+    await registry.refresh();
+    return registry;
+  });
 }
 
 /** The principal of the session's running turn, for credential resolvers. */

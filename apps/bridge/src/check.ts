@@ -16,6 +16,8 @@ export interface CheckResult {
  */
 export async function checkConnections(config: Readonly<BridgeConfig>, { env }: { env?: Env } = {}): Promise<CheckResult> {
   const settings = resolveSettings(config, env);
+  // Nothing to connect without a caller: each set is listed when its caller's session starts.
+  if (typeof settings.connections === 'function') return { lines: ['connections are resolved per caller (a function): each set is listed when a session starts'], ready: true };
   const bridge = await bridgeFromSettings({ ...settings, store: { kind: 'memory' }, publicUrl: settings.publicUrl ?? 'http://localhost' }, silentLogger);
   try {
     const statuses = bridge.connections.status();

@@ -1,6 +1,6 @@
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import type { CompatServerOptions, Mode, RequestLimits, RouteAuth } from '@eve-flue/compat-server';
-import type { FlueConnectionDefinition } from '@eve-flue/connections';
+import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import { checkConfig } from './settings.ts';
 
@@ -11,8 +11,11 @@ export interface BridgeConfig {
   providers?: FlueRuntimeOptions['providers'];
   /** Model shown by `/eve/v1/info` before the first model call. */
   modelId?: string;
-  /** MCP connections the bridge mounts on the agent, from `defineFlueConnection`. */
-  connections?: readonly Readonly<FlueConnectionDefinition>[];
+  /**
+   * MCP connections the bridge mounts on the agent, from `defineFlueConnection`; or a function
+   * `({ principal, sessionId }) => definitions` resolved per caller when a session starts.
+   */
+  connections?: readonly Readonly<FlueConnectionDefinition>[] | ConnectionSetResolver;
   /**
    * `sqlite` (default): durable, in `dataDir`, for one process. `memory`: gone with the process.
    * `{ redis: url }`: sessions, sign-ins and tokens in Redis, shared by every instance that

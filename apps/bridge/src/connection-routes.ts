@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { BRIDGE_ROUTES } from '@eve-flue/eve-protocol';
 import { principalOf, RequestError } from '@eve-flue/compat-server';
-import { subjectKey, type ConnectionRegistry, type ConnectionStatus, type SignInBroker } from '@eve-flue/connections';
+import { subjectKey, type ConnectionRegistry, type ConnectionSets, type ConnectionStatus, type SignInBroker } from '@eve-flue/connections';
 
 /** The caller's sign-in key: their principal, or for an anonymous caller the `sessionId` they name. */
 function callerSubject(request: Request): string | undefined {
@@ -11,14 +11,24 @@ function callerSubject(request: Request): string | undefined {
   return subjectKey(principal?.id, sessionId ?? '');
 }
 
-/** `GET /connections`: each connection's tools and state for the caller; `DELETE …/authorization`: sign out. */
-export function connectionRoutes(connections: ConnectionRegistry, broker: SignInBroker): Router {
+/**
+ * `GET /connections`: each connection's tools and state for the caller (with per-caller sets,
+ * the caller's set, resolved for their principal and `?sessionId=`); `DELETE …/authorization`: sign out.
+ */
+export function connectionRoutes(connections: ConnectionRegistry, broker: SignInBroker, sets?: ConnectionSets): Router {
   const router = Router();
 
   router.get(BRIDGE_ROUTES.connections, async (request, response) => {
     const subject = callerSubject(request);
+    const principal = principalOf(request);
+    const sessionId = typeof request.query.sessionId === 'string' ? request.query.sessionId : undefined;
+    const registry = sets
+      ? await sets.for({ ...(principal ? { principal } : {}), ...(sessionId ? { sessionId } : {}) }).catch((error: unknown) => {
+          throw new RequestError('service_unavailable', `The connections for this caller could not be resolved: ${error instanceof Error ? error.message.replace(/^\[eve-flue\] /, '') : 'unknown error'}`);
+        })
+      : connections;
     const statuses = await Promise.all(
-      connections.status().map(async (status): Promise<ConnectionStatus> => {
+      registry.status(principal?.id).map(async (status): Promise<ConnectionStatus> => {
         if (status.state !== 'ready' || !broker.handles(status.name)) return status;
         if (subject && (await broker.token(status.name, subject))) return status;
         return { ...status, state: 'needs_sign_in', missing: [`sign in to ${status.name}: no token is held for this caller`] };

@@ -7,5 +7,5 @@ export type { BridgeSettings, Env, ListenHost, LogLevel } from './settings.ts';
 export { bearerTokens } from '@eve-flue/compat-server';
 export type { Logger, Mode, Principal, RouteAuth } from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
-export type { FlueConnectionDefinition } from '@eve-flue/connections';
+export type { ConnectionSetContext, ConnectionSetResolver, CredentialContext, FlueConnectionDefinition } from '@eve-flue/connections';
 export type { FlueAgent } from '@eve-flue/flue-adapter';

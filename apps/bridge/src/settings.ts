@@ -1,7 +1,6 @@
 import { isIPv6 } from 'node:net';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
-import type { FlueConnectionDefinition } from '@eve-flue/connections';
 import { isLoopbackHostname } from '@eve-flue/eve-protocol';
 import { DEFAULT_REDIS_PREFIX } from '@eve-flue/session-contract';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
@@ -89,7 +88,10 @@ const SETTINGS = {
   agent: { field: FUNCTION('a Flue agent function') },
   providers: { field: fieldCheck('a list of Flue model providers', Array.isArray) },
   modelId: { field: TEXT, fallback: 'unknown' },
-  connections: { field: fieldCheck('a list of defineFlueConnection(...) definitions', Array.isArray), fallback: [] },
+  connections: {
+    field: fieldCheck('an array of connection definitions or a function `({ principal, sessionId }) => definitions`', (value) => Array.isArray(value) || typeof value === 'function'),
+    fallback: [],
+  },
   store: {
     field: fieldCheck('"sqlite", "memory" or { redis: "redis://host:port" }', (store) => {
       if (store === 'sqlite' || store === 'memory') return true;
@@ -199,7 +201,7 @@ export interface BridgeSettings {
   agent: FlueAgent;
   providers?: FlueRuntimeOptions['providers'];
   modelId: string;
-  connections: readonly Readonly<FlueConnectionDefinition>[];
+  connections: NonNullable<BridgeConfig['connections']>;
   store: { kind: 'sqlite' } | { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
   flueDb?: PersistenceAdapter;
   dataDir: string;

@@ -4,6 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import { silentLogger } from '@eve-flue/compat-server';
 import { bearerTokens, defineBridgeConfig, startBridge } from '@eve-flue/bridge';
 import { Demo } from '../../demo/src/agent.ts';
+import { checkConnections } from '../src/check.ts';
 
 describe('bridge configuration', () => {
   test.each([
@@ -16,6 +17,7 @@ describe('bridge configuration', () => {
     [{ agent: Demo, auth: 'secret' }, '`auth` must be a route auth function'],
     [{ agent: Demo, limits: { maxTextBytes: -1 } }, '`limits.maxTextBytes` must be a positive integer'],
     [{ agent: Demo, limits: { maxFiles: 3 } }, '`limits.maxFiles` is not a limit'],
+    [{ agent: Demo, connections: { name: 'notes' } }, '`connections` must be an array of connection definitions or a function'],
   ])('refuses %j', (config, message) => {
     expect(() => defineBridgeConfig(config as never)).toThrow(message);
   });
@@ -27,6 +29,17 @@ describe('bridge configuration', () => {
     await expect(
       startBridge({ agent: Demo, mode: 'production', port: 0, store: 'memory', auth: bearerTokens({ 'a-long-enough-token-1': 'ops' }) }, { logger: silentLogger }),
     ).rejects.toThrow(/production mode needs a token key/);
+  });
+
+  test('connections resolved per caller: a function starts (it crashed at start before), and check says what it cannot check', async () => {
+    const config = defineBridgeConfig({ agent: Demo, store: 'memory', port: 0, connections: () => [] });
+    expect(await checkConnections(config)).toEqual({ lines: ['connections are resolved per caller (a function): each set is listed when a session starts'], ready: true });
+    const bridge = await startBridge(config, { logger: silentLogger });
+    try {
+      expect(bridge.connections.status()).toEqual([]);
+    } finally {
+      await bridge.close();
+    }
   });
 
   test('the CLI explains itself', () => {

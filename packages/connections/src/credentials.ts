@@ -31,6 +31,11 @@ export function hasStaticCredential(definition: Pick<Readonly<FlueConnectionDefi
   return definition.auth?.type === 'bearer' || Object.keys(definition.headers ?? {}).length > 0;
 }
 
+/** Whether the connection's credential depends on the caller (a function `auth.token` or header): its status is each caller's own. */
+export function hasCallerCredential(definition: Pick<Readonly<FlueConnectionDefinition>, 'headers' | 'auth'>): boolean {
+  return (definition.auth?.type === 'bearer' && typeof definition.auth.token === 'function') || Object.values(definition.headers ?? {}).some((value) => typeof value === 'function');
+}
+
 async function resolve(value: CredentialValue, ctx: CredentialContext, connection: string, field: string): Promise<string> {
   let resolved: unknown;
   try {

@@ -88,9 +88,14 @@ export interface FlueConnectionDefinition {
   timeoutMs?: number;
   /** Vercel Connect connector UID, set by `defineFlueConnectionWithConnect`. */
   connector?: string;
+  /**
+   * For a connection a resolver returns per caller: a stable, non-secret account or tenant id,
+   * part of the connection's identity with its URL (required there when it has a credential).
+   */
+  instanceKey?: string;
 }
 
-const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval']);
+const CONNECTION_KEYS = new Set(['name', 'url', 'description', 'displayName', 'tools', 'headers', 'auth', 'timeoutMs', 'connector', 'requiresPrincipal', 'approval', 'instanceKey']);
 const OAUTH_KEYS = new Set(['type', 'clientId', 'clientSecret', 'scopes', 'authorizationUrl', 'tokenUrl', 'issuer', 'resource', 'allowPrivateNetwork']);
 const BEARER_KEYS = new Set(['type', 'token']);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -111,7 +116,7 @@ export function defineFlueConnection(definition: FlueConnectionDefinition): Read
   if (typeof definition.name !== 'string' || !NAME.test(definition.name)) fail('name', 'must be letters, digits, `_` or `-`, starting with a letter or digit');
   if (definition.name === 'eve' || definition.name.startsWith('eve__')) fail('name', 'may not be `eve` or start with `eve__` (reserved by Eve)');
   checkUrl(definition.url, 'url', fail);
-  for (const field of ['description', 'displayName', 'connector'] as const) {
+  for (const field of ['description', 'displayName', 'connector', 'instanceKey'] as const) {
     if (definition[field] !== undefined && (typeof definition[field] !== 'string' || definition[field] === '')) fail(field, 'must be a non-empty string');
   }
   if (definition.tools !== undefined) {

@@ -5,6 +5,8 @@ export * from './upstream-fetch.ts';
 export * from './json-rpc.ts';
 export * from './listing.ts';
 export * from './registry.ts';
+export * from './failure.ts';
+export * from './connection-sets.ts';
 export * from './mount.ts';
 export * from './auth/types.ts';
 export * from './auth/backend.ts';

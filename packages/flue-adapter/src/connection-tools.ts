@@ -1,5 +1,5 @@
 import { createMcpConnection, defineTool, type McpConnection, type McpConnectionDefinition, type ToolDefinition } from '@flue/runtime';
-import type { Logger } from '@eve-flue/session-contract';
+import { TurnError, type Logger, type Principal } from '@eve-flue/session-contract';
 import {
   displayNameOf,
   eveToolName,
@@ -11,8 +11,20 @@ import {
   type ConnectionRegistry,
   type FlueConnectionDefinition,
   type SessionScope,
+  connectionIdentity,
+  describeFailure,
+  failureStatus,
+  hasCallerCredential,
+  hasSignIn,
 } from '@eve-flue/connections';
-import { readRpcMessages, type McpCallResult } from './tool-output.ts';
+import { McpHttpError, McpSession, type ListedServer } from './mcp-session.ts';
+import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
+
+/** Connections resolved per caller: each turn's set, and forgetting a session's sets when it ends. */
+export interface CallerConnections {
+  for(session: SessionScope, principal: Principal | undefined): Promise<ConnectionRegistry>;
+  forget(sessionId: string): void;
+}
 
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
@@ -21,7 +33,7 @@ export interface BridgedConnection {
 }
 
 /** How a connection tool call ended upstream, for its `action.result`. */
-export type RecordedCall = { kind: 'result'; result: McpCallResult } | { kind: 'denied'; reason: string };
+export type RecordedCall = { kind: 'result'; result: McpCallResult; hasOutputSchema: boolean } | { kind: 'denied'; reason: string };
 
 /** The running turn of an instance, as its connection tool calls reach it. */
 export interface TurnToolCalls {
@@ -40,13 +52,13 @@ interface ToolCall {
 
 interface Opened {
   connection: McpConnection;
-  /** Ends the server's MCP session (`DELETE` with `Mcp-Session-Id`), if it opened one. */
-  endSession(): Promise<void>;
 }
 
 export interface ConnectionToolsOptions {
   connections: ConnectionRegistry;
-  mount: (name: string, session: SessionScope) => BridgedConnection;
+  /** Connections resolved per caller (a `connections` function): the caller's set replaces `connections`. */
+  callerConnections?: CallerConnections;
+  mount: (definition: Readonly<FlueConnectionDefinition>, session: SessionScope) => BridgedConnection;
   /** A stand-in's sign-in ended authorized: the instance's running turn goes on with the real tools. */
   onSignedIn: (instanceId: string, connection: string) => void;
   /** The running turn of an instance, for its tool calls' results and approvals. */
@@ -63,16 +75,28 @@ export interface ConnectionToolsOptions {
  */
 export class ConnectionTools {
   readonly #options: ConnectionToolsOptions;
-  readonly #opened = new Map<string, Map<string, Promise<Opened>>>();
+  readonly #opened = new Map<string, Map<string, Opening>>();
 
   constructor(options: ConnectionToolsOptions) {
     this.#options = options;
   }
 
   /** The tools for the next submission of `instanceId`, for a turn of `principal`. */
-  async prepare(instanceId: string, scope: SessionScope, principal: string | undefined): Promise<ToolDefinition[]> {
-    const mountable = this.#options.connections.mountable().filter((d) => !d.requiresPrincipal || principal !== undefined);
-    return (await Promise.all(mountable.map((definition) => this.#toolsOf(instanceId, definition, scope)))).flat();
+  async prepare(instanceId: string, scope: SessionScope, principal: Principal | undefined): Promise<ToolDefinition[]> {
+    const connections = await this.#connectionsFor(scope, principal);
+    const mountable = connections.mountable().filter((d) => !d.requiresPrincipal || principal !== undefined);
+    return (await Promise.all(mountable.map((definition) => this.#toolsOf(instanceId, definition, scope, connections, principal?.id)))).flat();
+  }
+
+  /** The caller's connections; a resolver that fails fails the turn (the next message tries again). */
+  async #connectionsFor(scope: SessionScope, principal: Principal | undefined): Promise<ConnectionRegistry> {
+    if (!this.#options.callerConnections) return this.#options.connections;
+    try {
+      return await this.#options.callerConnections.for(scope, principal);
+    } catch (error) {
+      this.#options.logger.warn({ err: error, sessionId: scope.sessionId }, 'the connection resolver failed; the turn fails');
+      throw new TurnError('CONNECTIONS_UNAVAILABLE', (error instanceof Error ? error.message : String(error)).replace(/^\[eve-flue\] /, ''));
+    }
   }
 
   /** The instance ended (clear, reset, retention, shutdown): its MCP sessions end with it. */
@@ -82,8 +106,9 @@ export class ConnectionTools {
     this.#opened.delete(instanceId);
     await Promise.all(
       [...opened].map(async ([name, opening]) => {
-        const connection = await opening.catch(() => undefined);
-        await connection?.endSession().catch((error: unknown) => this.#options.logger.warn({ err: error, connection: name }, 'could not end the MCP session'));
+        // First: an opening still waiting for a hung server stops waiting.
+        await opening.session.end().catch((error: unknown) => this.#options.logger.warn({ err: error, connection: name }, 'could not end the MCP session'));
+        const connection = await opening.promise.catch(() => undefined);
         await connection?.connection.close().catch(() => undefined);
       }),
     );
@@ -93,28 +118,78 @@ export class ConnectionTools {
     await Promise.all([...this.#opened.keys()].map((instanceId) => this.end(instanceId)));
   }
 
-  async #toolsOf(instanceId: string, definition: Readonly<FlueConnectionDefinition>, scope: SessionScope): Promise<ToolDefinition[]> {
+  async #toolsOf(
+    instanceId: string,
+    definition: Readonly<FlueConnectionDefinition>,
+    scope: SessionScope,
+    connections: ConnectionRegistry,
+    principal: string | undefined,
+  ): Promise<ToolDefinition[]> {
     let opened = this.#opened.get(instanceId);
     if (!opened) this.#opened.set(instanceId, (opened = new Map()));
-    const known = opened.get(definition.name);
-    if (known) return (await known).connection.tools;
-    const bridged = this.#options.mount(definition.name, scope);
+    // By identity (endpoint and instance key): a caller whose set names the connection differently gets a client of their own.
+    const identity = connectionIdentity(definition);
+    const known = opened.get(identity);
+    // A server that could not be reached last time is not waited for: its tools come once it answers.
+    if (known) return known.settled || !connections.isUnavailable(definition.name) ? (await known.promise).connection.tools : [];
+    const bridged = this.#options.mount(definition, scope);
     const refusalsBefore = bridged.authorizer?.refusals ?? 0;
-    const opening = open(bridged.mount, {
+    const listed = connections.listing(definition.name);
+    const opening = open(bridged.mount, listed && listedServer(listed), {
       gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
       log: (params) => this.#serverLog(definition.name, params),
+      progress: (params) => this.#progress(definition.name, params),
+      answered: (answer) => this.#answered(connections, definition, scope.turn()?.principalId, answer),
     });
-    opened.set(definition.name, opening);
+    opened.set(identity, opening);
+    // Opening on a listing asks nothing of the server; otherwise one that could not be reached last time is not waited for.
+    if (!listed && connections.isUnavailable(definition.name)) return this.#inBackground(opening, definition, connections);
     try {
-      return (await opening).connection.tools;
+      const { connection } = await opening.promise;
+      if (!listed) connections.markReachable(definition.name);
+      // Opened with the caller's credential (nothing was listed before): what they see is theirs.
+      if (!listed && principal !== undefined) {
+        connections.recordCaller(definition.name, principal, { state: 'ready', tools: connection.tools.map((tool) => connections.names.toEve(tool.name)) });
+      }
+      return connection.tools;
     } catch (error) {
-      if (opened.get(definition.name) === opening) opened.delete(definition.name);
+      if (opened.get(identity) === opening) opened.delete(identity);
       if (bridged.authorizer && bridged.authorizer.refusals > refusalsBefore) return [this.#standIn(instanceId, definition, bridged.authorizer)];
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#options.connections.markUnavailable(definition.name, reason);
+      const status = failureStatus(error);
+      // This caller's credential was refused: their status says so, nobody else's changes.
+      if ((status === 401 || status === 403) && principal !== undefined && hasCallerCredential(definition)) {
+        connections.recordCaller(definition.name, principal, { state: 'refused', status });
+        return [];
+      }
+      // The connection's own credential was refused (or it has none): the line the startup listing gives.
+      if (status === 401 && !hasSignIn(definition)) {
+        connections.markRefused(definition.name);
+        return [];
+      }
+      const reason = describeFailure(error);
+      connections.markUnavailable(definition.name, reason);
       this.#options.logger.warn({ connection: definition.name, reason }, 'MCP server is unavailable; its tools are not offered this turn');
       return [];
+    } finally {
+      opening.settled = true;
     }
+  }
+
+  /** An opening the turn does not wait for: once it ends, the next submission offers its tools (or tries again). */
+  #inBackground(opening: Opening, definition: Readonly<FlueConnectionDefinition>, connections: ConnectionRegistry): ToolDefinition[] {
+    const identity = connectionIdentity(definition);
+    opening.promise.then(
+      () => {
+        opening.settled = true;
+        connections.markReachable(definition.name);
+      },
+      (error: unknown) => {
+        opening.settled = true;
+        for (const opened of this.#opened.values()) if (opened.get(identity) === opening) opened.delete(identity);
+        connections.markUnavailable(definition.name, describeFailure(error));
+      },
+    );
+    return [];
   }
 
   /**
@@ -146,14 +221,52 @@ export class ConnectionTools {
       calls?.record(flueName, call.arguments, Promise.resolve({ kind: 'denied', reason }));
       return { run: false, reason };
     }
-    return { run: true, record: (result) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r })) };
+    return { run: true, record: (result, hasOutputSchema) => calls?.record(flueName, call.arguments, result.then((r) => r && { kind: 'result', result: r, hasOutputSchema })) };
   }
 
   /** A server's log notification (`notifications/message`), in the bridge's log under the connection's name. */
   #serverLog(connection: string, params: unknown): void {
     const { level, logger, data } = (params ?? {}) as { level?: unknown; logger?: unknown; data?: unknown };
     const write = LOG_LEVELS[String(level)] ?? 'info';
-    this.#options.logger[write]({ connection, level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
+    // `level` is the bridge log's own: the server's level goes under its own key.
+    this.#options.logger[write]({ connection, serverLevel: level, ...(typeof logger === 'string' ? { logger } : {}), data }, 'MCP server log');
+  }
+
+  /**
+   * What a call's answer (or its failure to come) says of the connection: a refused credential
+   * (the caller's own, or the connection's), a server that fails or cannot be reached, or one
+   * that answers again.
+   */
+  #answered(connections: ConnectionRegistry, definition: Readonly<FlueConnectionDefinition>, principal: string | undefined, answer: Response | Error): void {
+    const name = definition.name;
+    if (answer instanceof Error) {
+      // A call the person cancelled says nothing about the server.
+      if (answer.name !== 'AbortError') connections.markUnavailable(name, describeFailure(answer));
+      return;
+    }
+    const { status } = answer;
+    if ((status === 401 || status === 403) && principal !== undefined && hasCallerCredential(definition)) {
+      connections.recordCaller(name, principal, { state: 'refused', status });
+    } else if (status === 401 && !hasSignIn(definition)) {
+      // (A sign-in connection's 401 is the broker's: a sign-in, not a status for everyone.)
+      connections.markRefused(name);
+    } else if (status >= 500) {
+      void answer
+        .clone()
+        .text()
+        .then((body) => connections.markUnavailable(name, describeFailure(new McpHttpError(status, body))))
+        .catch(() => connections.markUnavailable(name, `HTTP ${status}`));
+    } else if (status < 300) {
+      connections.markReachable(name);
+      if (principal !== undefined) connections.recordCaller(name, principal, { state: 'ready' });
+    }
+  }
+
+  /** A server's progress notification for a call (`notifications/progress`), in the bridge's log. */
+  #progress(connection: string, params: unknown): void {
+    const { progressToken, progress, total, message } = (params ?? {}) as { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
+    const fields = { connection, progressToken, progress, ...(total !== undefined ? { total } : {}), ...(typeof message === 'string' ? { progressMessage: message } : {}) };
+    this.#options.logger.info(fields, 'MCP tool progress');
   }
 
   /** The one tool standing for a connection whose server shows its tools only after a sign-in. */
@@ -177,7 +290,18 @@ export class ConnectionTools {
   }
 }
 
-type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>) => void } | { run: false; reason: string };
+type Gate = { run: true; record: (result: Promise<McpCallResult | undefined>, hasOutputSchema: boolean) => void } | { run: false; reason: string };
+
+/** One connection's opening for an instance, on its MCP session; `settled` once it succeeded or failed. */
+interface Opening {
+  session: McpSession;
+  promise: Promise<Opened>;
+  settled: boolean;
+}
+
+function listedServer(listing: NonNullable<ReturnType<ConnectionRegistry['listing']>>): ListedServer {
+  return { ...listing, tools: listing.tools.map((tool) => tool.definition) };
+}
 
 /** MCP log levels (RFC 5424) as the bridge's logger has them. */
 const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
@@ -194,17 +318,25 @@ const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
 interface OpenHooks {
   gate: (call: ToolCall, tools: readonly ToolDefinition[]) => Promise<Gate>;
   log: (params: unknown) => void;
+  progress: (params: unknown) => void;
+  /** A call's answer from the server, or why none came. */
+  answered: (answer: Response | Error) => void;
 }
 
 /**
- * Opens an MCP client through the bridge's fetch: each `tools/call` passes the gate first (a
- * refused one is answered here, as a tool error, and never sent). Answers are read a second time,
- * as they arrive, for a call's raw result and for the server's log notifications. Remembers the
- * MCP session the server opens, to end it.
+ * Opens an MCP client on the bridge's MCP session (see `McpSession`): each `tools/call` passes
+ * the gate first (a refused one is answered here, as a tool error, and never sent). Answers are
+ * read a second time, as they arrive, for a call's raw result, its progress and the server's log
+ * notifications, and `tools/list` answers for which tools declare an output schema.
  */
-async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promise<Opened> {
-  let sessionId: string | undefined;
-  let protocolVersion: string | undefined;
+function open(mount: BridgedConnection['mount'], listed: ListedServer | undefined, hooks: OpenHooks): Opening {
+  const onMessage = (message: RpcMessage) => {
+    if (message.method === 'notifications/message') hooks.log(message.params);
+    else if (message.method === 'notifications/progress') hooks.progress(message.params);
+  };
+  const session = new McpSession({ url: mount.url instanceof URL ? mount.url.href : mount.url, upstream: mount.fetch, ...(listed ? { listed } : {}), onStreamMessage: onMessage });
+  const typed = new Set<string>();
+  for (const tool of listed?.tools ?? []) if (declaresOutputSchema(tool)) typed.add((tool as { name: string }).name);
   let tools: readonly ToolDefinition[] = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
     const call = toolCallIn(init?.body);
@@ -212,35 +344,50 @@ async function open(mount: BridgedConnection['mount'], hooks: OpenHooks): Promis
     if (call && gated && !gated.run) {
       return Response.json({ jsonrpc: '2.0', id: call.id, result: { isError: true, content: [{ type: 'text', text: gated.reason }] } });
     }
-    const response = await mount.fetch(input, init);
-    sessionId = response.headers.get('mcp-session-id') ?? sessionId;
-    protocolVersion = new Headers(init?.headers).get('mcp-protocol-version') ?? protocolVersion;
+    const sent = call !== undefined && gated?.run === true;
+    let response: Response;
+    try {
+      response = await session.fetch(input, init);
+    } catch (error) {
+      if (sent) hooks.answered(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+    if (sent) hooks.answered(response);
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    const recording = call !== undefined && gated?.run === true;
-    if (!response.ok || !response.body || (!eventStream && !recording)) return response;
+    const listing = methodOf(init?.body) === 'tools/list';
+    if (!response.ok || !response.body || (!eventStream && !sent && !listing)) return response;
     const [mine, theirs] = response.body.tee();
     let result: McpCallResult | undefined;
     const read = readRpcMessages(mine, eventStream, (message) => {
-      if (message.method === 'notifications/message') hooks.log(message.params);
-      else if (call && message.id === call.id && message.result) result = message.result;
+      onMessage(message);
+      if (listing && message.result) for (const tool of (message.result as { tools?: unknown[] }).tools ?? []) if (declaresOutputSchema(tool)) typed.add((tool as { name: string }).name);
+      if (call && message.id === call.id && message.result) result = message.result;
     }).then(
       () => result,
       () => result,
     );
-    if (gated?.run) gated.record(read);
+    if (call && gated?.run) gated.record(read, typed.has(call.name));
     return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
-  const connection = await createMcpConnection({ ...mount, fetch });
-  tools = connection.tools;
-  return {
-    connection,
-    async endSession() {
-      if (!sessionId) return;
-      const headers: Record<string, string> = { 'mcp-session-id': sessionId, ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}) };
-      const response = await mount.fetch(mount.url instanceof URL ? mount.url.href : mount.url, { method: 'DELETE', headers });
-      await response.body?.cancel();
-    },
-  };
+  const promise = createMcpConnection({ ...mount, fetch }).then((connection) => {
+    tools = connection.tools;
+    return { connection };
+  });
+  return { session, promise, settled: false };
+}
+
+function declaresOutputSchema(tool: unknown): boolean {
+  return typeof tool === 'object' && tool !== null && typeof (tool as { name?: unknown }).name === 'string' && (tool as { outputSchema?: unknown }).outputSchema !== undefined;
+}
+
+function methodOf(body: RequestInit['body']): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const method = (JSON.parse(body) as { method?: unknown }).method;
+    return typeof method === 'string' ? method : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function toolCallIn(body: RequestInit['body']): ToolCall | undefined {

@@ -5,8 +5,8 @@ import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { start, type StartOptions } from '@flue/runtime/node';
 import { toJsonObject } from '@eve-flue/eve-protocol';
 import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
-import { displayNameOf, hasSignIn, type ConnectionRegistry, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
-import { ConnectionTools, type BridgedConnection, type TurnToolCalls } from './connection-tools.ts';
+import { displayNameOf, hasSignIn, type ConnectionRegistry, type FlueConnectionDefinition, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
+import { ConnectionTools, type BridgedConnection, type CallerConnections, type TurnToolCalls } from './connection-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { flueStore } from './flue-store.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
@@ -26,8 +26,10 @@ export interface FlueRuntimeOptions {
   /** Shown by `/eve/v1/info` until the first model call reveals the model in use. */
   modelId: string;
   connections: ConnectionRegistry;
+  /** Connections resolved per caller: the caller's set, in place of `connections`, for each turn. */
+  callerConnections?: CallerConnections;
   /** A connection as mounted for one session's instance. */
-  mountConnection: (name: string, session: SessionScope) => BridgedConnection;
+  mountConnection: (definition: Readonly<FlueConnectionDefinition>, session: SessionScope) => BridgedConnection;
   /** Where Flue keeps conversations (`flue.db`, unless `db` says otherwise) and the instance directory; in memory when absent. */
   dataDir?: string;
   /** Flue's persistence adapter; default: SQLite in `dataDir`, else in memory. */
@@ -81,6 +83,7 @@ export class FlueRuntime implements AgentRuntime {
     this.#agent = this.#bridged(options.agent);
     this.#connectionTools = new ConnectionTools({
       connections: options.connections,
+      ...(options.callerConnections ? { callerConnections: options.callerConnections } : {}),
       mount: options.mountConnection,
       logger: options.logger,
       onSignedIn: (instanceId, connection) => this.#running.get(instanceId)?.signedIn(connection),
@@ -152,7 +155,7 @@ export class FlueRuntime implements AgentRuntime {
     try {
       const settlements: Promise<Settlement>[] = [];
       const dispatch = async (delivered: DeliveredMessage, idempotencyKey: string) => {
-        const tools = await this.#connectionTools.prepare(instanceId, scope, turn.principal?.id);
+        const tools = await this.#connectionTools.prepare(instanceId, scope, turn.principal);
         // Cancelled while the connections were opened: the model must not run for it at all.
         if (turn.signal.aborted) return;
         this.#prepared.set(instanceId, tools);
@@ -207,6 +210,7 @@ export class FlueRuntime implements AgentRuntime {
   async endSession(sessionId: string): Promise<void> {
     const ended = await this.#instances.instanceFor(sessionId);
     this.#instances.forget(sessionId);
+    this.#options.callerConnections?.forget(sessionId);
     await this.#endInstance(ended);
   }
 

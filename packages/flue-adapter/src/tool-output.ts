@@ -1,9 +1,10 @@
 /**
  * What `action.result` carries for a connection tool: the result the MCP server sent, not the
- * text Flue makes of it for the model. Structured content when there is some; otherwise the
- * text, or every content block (text, image, audio, resource, resource link) with its data when
- * there is more than text. A result larger than `MAX_RESULT_BYTES` once serialized is replaced
- * by a marker that says so and how large it was.
+ * text Flue makes of it for the model, by Eve's rule (`toConnectionToolResult`): every content
+ * block when there is more than text; else the structured content when there is some; else the
+ * text (blocks joined by a line break), parsed as JSON when the tool declares no output schema
+ * and the text is a JSON object or array. A result larger than `MAX_RESULT_BYTES` once
+ * serialized is replaced by a marker that says so and how large it was.
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { JsonObject, JsonValue } from '@eve-flue/eve-protocol';
@@ -24,17 +25,33 @@ export type TruncatedOutput = {
   limitBytes: number;
 };
 
-export function connectionToolOutput(result: McpCallResult, limitBytes = MAX_RESULT_BYTES): JsonValue {
+export function connectionToolOutput(result: McpCallResult, hasOutputSchema: boolean, limitBytes = MAX_RESULT_BYTES): JsonValue {
   const blocks = result.content ?? [];
-  const output =
-    result.structuredContent !== undefined
+  const text = blocks
+    .filter((block) => block.type === 'text' && typeof block.text === 'string')
+    .map((block) => block.text)
+    .join('\n');
+  const output = blocks.some((block) => block.type !== 'text')
+    ? blocks
+    : result.structuredContent !== undefined
       ? result.structuredContent
-      : blocks.every((block) => block.type === 'text')
-        ? blocks.map((block) => block.text ?? '').join('\n\n')
-        : blocks;
+      : hasOutputSchema
+        ? text
+        : parsedJsonText(text);
   const bytes = Buffer.byteLength(JSON.stringify(output) ?? '');
   if (bytes <= limitBytes) return output;
   return { truncated: true, bytes, limitBytes } satisfies TruncatedOutput;
+}
+
+/** Eve's `parseJsonText`: a JSON object or array, else the text as it is. */
+function parsedJsonText(text: string): JsonValue {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return text;
+  try {
+    return JSON.parse(trimmed) as JsonValue;
+  } catch {
+    return text;
+  }
 }
 
 /** A JSON-RPC message as far as the bridge reads it. */

@@ -3,6 +3,7 @@ import { TurnError, type TurnContext } from '@eve-flue/session-contract';
 import { toJson, toJsonObject, type FinishReason, type JsonValue, type StepUsage, type ToolCallAction } from '@eve-flue/eve-protocol';
 import type { RecordedCall } from './connection-tools.ts';
 import type { LiveDelta } from './live-tap.ts';
+import { EveNamesInStream, withEveNames } from './eve-names.ts';
 import { connectionToolOutput } from './tool-output.ts';
 
 type Observation<T extends FlueObservation['type']> = Extract<FlueObservation, { type: T }>;
@@ -28,6 +29,8 @@ export class TurnTranslator {
   #writeError: unknown;
   /** The current step's text so far: updated as events arrive, before their writes run. */
   #text = '';
+  /** The current step's text as sent: Flue tool names swapped for Eve names. */
+  #sent: EveNamesInStream;
   #inStep = false;
   /** Flue model turns whose step has started here (from a live delta or from Flue's report). */
   readonly #startedTurns = new Set<string>();
@@ -49,6 +52,7 @@ export class TurnTranslator {
     this.#turn = turn;
     this.#modelId = modelId;
     this.#toEveName = toEveName;
+    this.#sent = new EveNamesInStream(toEveName);
   }
 
   /**
@@ -152,14 +156,17 @@ export class TurnTranslator {
       return;
     }
     this.#text += delta;
-    this.#then(() => this.#turn.emit('message.appended', { messageDelta: delta }));
+    const sendable = this.#sent.push(delta);
+    if (sendable) this.#then(() => this.#turn.emit('message.appended', { messageDelta: sendable }));
   }
 
   #endStep(observation: Observation<'turn'>): void {
     this.#liveTurns.delete(observation.turnId);
     const response = observation.response;
     const finishReason = FINISH_REASONS[response.finishReason ?? 'stop'] ?? 'other';
-    const text = this.#text;
+    const text = withEveNames(this.#text, this.#toEveName);
+    const held = this.#sent.flush();
+    if (held) this.#then(() => this.#turn.emit('message.appended', { messageDelta: held }));
     // A step Flue reported no start for (a subscriber attached mid-step) still gets one.
     const unstarted = !this.#inStep;
     this.#text = '';
@@ -173,7 +180,7 @@ export class TurnTranslator {
       if (text.length > 0) await this.#turn.emit('message.completed', { message: text, finishReason });
       if (calls.length > 0) await this.#turn.emit('actions.requested', { actions: calls });
       if (observation.isError && finishReason === 'error') {
-        const message = response.error?.message ?? 'The model call failed.';
+        const message = withEveNames(response.error?.message ?? 'The model call failed.', this.#toEveName);
         this.stepError ??= new TurnError('MODEL_CALL_FAILED', message);
         await this.#turn.failStep({ code: 'MODEL_CALL_FAILED', message });
         return;
@@ -187,7 +194,8 @@ export class TurnTranslator {
     const key = this.#callKeys.get(observation.toolCallId);
     this.#callKeys.delete(observation.toolCallId);
     const recorded = key === undefined ? undefined : this.#recorded.get(key)?.shift();
-    const text = toJson(observation.effectiveResult ?? resultText(observation.result));
+    const raw = toJson(observation.effectiveResult ?? resultText(observation.result));
+    const text = typeof raw === 'string' ? withEveNames(raw, this.#toEveName) : raw;
     this.#then(async () => {
       const upstream = recorded && (await Promise.race([recorded, delay(RECORD_WAIT_MS)]));
       const result = { kind: 'tool-result' as const, callId: observation.toolCallId, toolName };
@@ -199,11 +207,11 @@ export class TurnTranslator {
         });
         return;
       }
-      const output = upstream?.kind === 'result' && !observation.isError ? connectionToolOutput(upstream.result) : text;
+      const output = upstream?.kind === 'result' && !observation.isError ? connectionToolOutput(upstream.result, upstream.hasOutputSchema) : text;
       await this.#turn.emit('action.result', {
         result: { ...result, output, ...(observation.isError ? { isError: true } : {}) },
         status: observation.isError ? 'failed' : 'completed',
-        ...(observation.isError ? { error: { code: 'TOOL_EXECUTION_FAILED', message: String(resultText(observation.result)) } } : {}),
+        ...(observation.isError ? { error: { code: 'TOOL_EXECUTION_FAILED', message: withEveNames(String(resultText(observation.result)), this.#toEveName) } } : {}),
       });
     });
   }
