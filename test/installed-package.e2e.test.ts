@@ -87,13 +87,14 @@ test('the project is outside the workspace, and what was packed is built JavaScr
   expect(globSync('node_modules/@eve-flue/*/src', { cwd: project })).toEqual([]);
 });
 
-test('a production install of the bridge has no demo: no oidc-provider, and no jose of its own', () => {
+test('a production install of the bridge has no demo: no oidc-provider, and jose only for route auth', () => {
   expect(globSync('node_modules/**/oidc-provider', { cwd: project })).toEqual([]);
   expect(globSync('node_modules/@eve-flue/demo', { cwd: project })).toEqual([]);
-  // jose still arrives, but only through openid-client (the OAuth client) and Vercel's OIDC helper.
+  // jose arrives through openid-client (the OAuth client) and Vercel's OIDC helper, and is
+  // compat-server's own for route auth (oidc, jwtHmac, jwtEcdsa): no other package of ours needs it.
   const ours = globSync('node_modules/@eve-flue/*/package.json', { cwd: project }).map((file) => JSON.parse(readFileSync(join(project, file), 'utf8')));
   expect(ours.map((pkg) => pkg.name).sort()).toEqual(['@eve-flue/bridge', '@eve-flue/compat-server', '@eve-flue/connections', '@eve-flue/eve-protocol', '@eve-flue/flue-adapter', '@eve-flue/flue-redis', '@eve-flue/session-contract']);
-  for (const pkg of ours) expect(Object.keys(pkg.dependencies ?? {})).not.toEqual(expect.arrayContaining(['jose']));
+  expect(ours.filter((pkg) => Object.keys(pkg.dependencies ?? {}).includes('jose')).map((pkg) => pkg.name)).toEqual(['@eve-flue/compat-server']);
 });
 
 test('the installed CLI runs the project\'s bridge.config.ts: an echo, a connection tool, and the stream replayed after a restart', async () => {

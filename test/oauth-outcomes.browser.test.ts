@@ -11,24 +11,22 @@ let bridge: DemoBridge;
 let browser: Browser;
 let client: Client;
 let failTokenRequests = false;
-const realFetch = globalThis.fetch;
 
 beforeAll(async () => {
   [bridge, browser] = await Promise.all([startDemoBridge({ signInTtlMs: 1_500 }), launchChromium()]);
-  const tokenEndpoint = String(bridge.authorizationServer.metadata.token_endpoint);
-  // The provider's token endpoint, as the bridge reaches it, breaks on demand (a 500, as in an outage).
-  globalThis.fetch = async (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    if (failTokenRequests && url === tokenEndpoint) {
-      return Response.json({ error: 'server_error', error_description: 'token endpoint down' }, { status: 500 });
-    }
-    return realFetch(input, init);
-  };
+  // The provider's token endpoint breaks on demand: reading the authorization code fails, and it
+  // answers 500 server_error, as in an outage. (Sign-in requests go through the bridge's own
+  // pinned agent, so the outage is the server's, not a stand-in for fetch.)
+  const codes = bridge.authorizationServer.provider.AuthorizationCode;
+  const find = codes.find.bind(codes);
+  codes.find = (async (jti: string, options?: { ignoreExpiration?: boolean }) => {
+    if (failTokenRequests) throw new Error('token endpoint down');
+    return find(jti, options);
+  }) as typeof codes.find;
   client = new Client({ host: bridge.url });
 });
 
 afterAll(async () => {
-  globalThis.fetch = realFetch;
   await browser?.close();
   await bridge?.close();
 });

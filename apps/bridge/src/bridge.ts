@@ -19,6 +19,7 @@ import {
   type CompatServer,
   type Logger,
   sendRefusal,
+  type Principal,
   type SiteOptions,
 } from '@eve-flue/compat-server';
 import {
@@ -330,6 +331,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker, sets),
     ...(settings.auth ? { auth: settings.auth } : {}),
+    ...(settings.sessions ? { sessionOwner: settings.sessions.owner } : {}),
     ...(settings.cors !== undefined ? { cors: settings.cors } : {}),
     ...(settings.limits ? { limits: settings.limits } : {}),
     ...(settings.streamLeaseMs ? { stream: { leaseMs: settings.streamLeaseMs } } : {}),
@@ -385,17 +387,17 @@ function signInBackend(
 /** Each caller's connections, resolved and listed for them (their credentials resolved for them too). */
 function perCallerSets(resolve: ConnectionSetResolver): ConnectionSets {
   return new ConnectionSets(resolve, async (definitions, ctx) => {
-    const caller = { ...(ctx.principal ? { principal: ctx.principal.id } : {}), ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) };
+    const caller = { ...(ctx.principal ? { principal: ctx.principal.id, auth: ctx.principal } : {}), ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) };
     const registry = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition, { context: () => caller }).fetch);
     await registry.refresh();
     return registry;
   });
 }
 
-/** The principal of the session's running turn, for credential resolvers. */
-function principalOf(session: SessionScope): { principal?: string } {
-  const principal = session.turn()?.principalId;
-  return principal === undefined ? {} : { principal };
+/** The caller of the session's running turn, for credential resolvers: its id, and the whole principal. */
+function principalOf(session: SessionScope): { principal?: string; auth?: Principal } {
+  const principal = session.turn()?.principal;
+  return principal === undefined ? {} : { principal: principal.id, auth: principal };
 }
 
 function logConnections(logger: Logger, statuses: ConnectionStatus[]): void {

@@ -1,5 +1,5 @@
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import type { CompatServerOptions, Mode, RequestLimits, RouteAuth } from '@eve-flue/compat-server';
+import type { CompatServerOptions, Mode, RequestLimits, RouteAuthPolicy, SessionOwnerPolicy } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import { checkConfig } from './settings.ts';
@@ -43,8 +43,16 @@ export interface BridgeConfig {
   publicUrl?: string;
   /** Default `development`; NODE_ENV=production (any case) means production whatever this says. Production requires `auth`. */
   mode?: Mode;
-  /** Route auth for every route but health; see `bearerTokens`. */
-  auth?: RouteAuth;
+  /**
+   * Route auth for every route but health: one strategy (`oidc`, `jwtHmac`, `jwtEcdsa`, `httpBasic`,
+   * `bearerTokens`, `localDev`, `none`, or your own function) or several, tried in order.
+   */
+  auth?: RouteAuthPolicy;
+  /**
+   * `{ owner: 'principal' }`: a session is readable, followable, writable and controllable only by
+   * the principal that created it; anyone else gets 404. Default: anyone route auth admits (Eve's behaviour).
+   */
+  sessions?: { owner: SessionOwnerPolicy };
   /** Which browser origins may call the bridge. Default: the origins `CORS_ORIGINS` lists (comma-separated), else none. */
   cors?: CompatServerOptions['cors'];
   /** Serve the demo web page at `/`. Default: true in development. */
@@ -78,5 +86,6 @@ export interface RedisStore {
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
   checkConfig(config);
-  return Object.freeze({ ...config });
+  // A list of strategies is copied and frozen with the rest: no later push can admit anyone.
+  return Object.freeze({ ...config, ...(Array.isArray(config.auth) ? { auth: Object.freeze([...config.auth]) } : {}) });
 }

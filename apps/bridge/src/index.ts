@@ -4,8 +4,33 @@ export { createBridge, startBridge } from './bridge.ts';
 export type { Bridge, CreateBridgeOptions, RunningBridge, StartOptions } from './bridge.ts';
 export { resolveSettings } from './settings.ts';
 export type { BridgeSettings, Env, ListenHost, LogLevel } from './settings.ts';
-export { bearerTokens } from '@eve-flue/compat-server';
-export type { Logger, Mode, Principal, RouteAuth } from '@eve-flue/compat-server';
+export {
+  bearerTokens,
+  ForbiddenError,
+  httpBasic,
+  jwtEcdsa,
+  jwtHmac,
+  localDev,
+  none,
+  oidc,
+  UnauthenticatedError,
+  withAuthChallenges,
+} from '@eve-flue/compat-server';
+export type {
+  AuthChallenge,
+  HttpBasicCredentials,
+  HttpBasicOptions,
+  JwtEcdsaOptions,
+  JwtHmacOptions,
+  Logger,
+  Mode,
+  OidcOptions,
+  Principal,
+  RouteAuth,
+  RouteAuthContext,
+  RouteAuthPolicy,
+  SessionOwnerPolicy,
+} from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
 export type { ConnectionSetContext, ConnectionSetResolver, CredentialContext, FlueConnectionDefinition } from '@eve-flue/connections';
 export type { FlueAgent } from '@eve-flue/flue-adapter';

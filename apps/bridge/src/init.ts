@@ -27,7 +27,11 @@ export default defineBridgeConfig({
     // defineFlueConnection({ name: 'orders', url: 'https://orders.example.com/mcp' }),
   ],
   // Who may call the bridge; production (NODE_ENV=production) refuses to start without it.
+  // Eve's strategies work too, alone or in a list tried in order, e.g.
+  // [oidc({ issuer: 'https://login.example.com', audiences: ['my-agent'] }), localDev()].
   auth: process.env.BRIDGE_TOKEN ? bearerTokens({ [process.env.BRIDGE_TOKEN]: 'my-app' }) : undefined,
+  // Keep each session to the caller that created it (others get 404):
+  // sessions: { owner: 'principal' },
   // Operators' settings (port, public URL, data folder, CORS origins...) come from the
   // environment: see .env.example. A value set here wins over the environment.
 });

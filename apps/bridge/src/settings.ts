@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type Mode, type RequestLimits, type RouteAuth } from '@eve-flue/compat-server';
+import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy } from '@eve-flue/compat-server';
 import { isLoopbackHostname } from '@eve-flue/eve-protocol';
 import { DEFAULT_REDIS_PREFIX } from '@eve-flue/session-contract';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
@@ -128,7 +128,18 @@ const SETTINGS = {
     },
   },
   mode: { field: fieldCheck('"development" or "production"', (mode) => mode === 'development' || mode === 'production') },
-  auth: { field: FUNCTION('a route auth function, e.g. bearerTokens({...})') },
+  auth: {
+    field: fieldCheck<RouteAuthPolicy>(
+      'a route auth strategy or an array of them, e.g. oidc({...}) or [httpBasic({...}), localDev()]',
+      (auth) => typeof auth === 'function' || (Array.isArray(auth) && auth.every((strategy) => typeof strategy === 'function')),
+    ),
+  },
+  sessions: {
+    field: fieldCheck<{ owner: SessionOwnerPolicy }>(
+      '{ owner: "principal" }',
+      (sessions) => typeof sessions === 'object' && sessions !== null && (sessions as { owner?: unknown }).owner === 'principal' && Object.keys(sessions).length === 1,
+    ),
+  },
   cors: {
     field: fieldCheck<Cors>('true, false or cors options', (cors) => typeof cors === 'boolean' || (typeof cors === 'object' && cors !== null)),
     variable: {
@@ -210,7 +221,8 @@ export interface BridgeSettings {
   /** Without trailing slashes; absent when neither the config nor PUBLIC_URL gives one. */
   publicUrl?: string;
   mode: Mode;
-  auth?: RouteAuth;
+  auth?: RouteAuthPolicy;
+  sessions?: { owner: SessionOwnerPolicy };
   cors?: Cors;
   webPage: boolean;
   tokenKey?: string;
@@ -277,6 +289,7 @@ export function resolveSettings(config: Readonly<BridgeConfig>, env: Env = proce
     publicUrl: (read('publicUrl') as string | undefined)?.replace(/\/+$/, ''),
     mode,
     auth: config.auth,
+    sessions: config.sessions,
     cors: read('cors') as Cors | undefined,
     webPage: config.webPage ?? mode !== 'production',
     tokenKey: read('tokenKey') as string | undefined,

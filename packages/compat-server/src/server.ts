@@ -5,7 +5,8 @@ import cors, { type CorsOptions } from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-flue/eve-protocol';
 import { requireRouteAuth } from './auth/middleware.ts';
-import type { RouteAuth } from './auth/route-auth.ts';
+import { sessionOwnership, type SessionOwnerPolicy } from './auth/ownership.ts';
+import type { RouteAuthPolicy } from './auth/route-auth.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { readJsonBody } from './http/json-body.ts';
 import { resolveLimits, type RequestLimits } from './http/limits.ts';
@@ -38,7 +39,9 @@ export interface CompatServerOptions {
   /** Default `development`; NODE_ENV=production (any case) makes it `production` whatever this says. */
   mode?: Mode;
   /** Who may call every route but health. Required in production; absent means anonymous in development. */
-  auth?: RouteAuth;
+  auth?: RouteAuthPolicy;
+  /** `principal`: a session is only for the principal that created it (others get 404). Default: anyone admitted. */
+  sessionOwner?: SessionOwnerPolicy;
   /** Off by default. `true` allows any origin; both expose the headers the client reads. */
   cors?: boolean | CorsOptions;
   /** Reported by `/health`. */
@@ -122,7 +125,7 @@ export function resolveMode(mode: Mode | undefined, nodeEnv: string | undefined)
 }
 
 /** Production fails closed: without route auth the server refuses to start. */
-export function assertRouteAuth(mode: Mode, auth: RouteAuth | undefined): void {
+export function assertRouteAuth(mode: Mode, auth: RouteAuthPolicy | undefined): void {
   if (mode === 'production' && !auth) {
     throw new ConfigurationError(
       'Refusing to start in production mode without route auth: pass `auth` (for example bearerTokens({...})). ' +
@@ -177,13 +180,15 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     response.set('cache-control', 'no-store').json(body);
   });
   if (options.publicRoutes) api.use(options.publicRoutes);
-  api.use(requireRouteAuth(options.auth, logger));
+  const authContext = { mode, logger };
+  api.use(requireRouteAuth(options.auth, authContext));
   api.use(readJsonBody(limits));
   api.get(ROUTES.info, async (_request, response) => {
     response.set('cache-control', 'no-store').json(agentInfo(await options.runtime.describe(), mode));
   });
   const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger });
-  api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams }));
+  const ownership = sessionOwnership(journal, options.sessionOwner);
+  api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams, ...(ownership ? { ownership } : {}) }));
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -194,7 +199,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   }, Math.min(retentionMs, 60 * 60 * 1000));
   sweep.unref();
 
-  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, logger, timings: stream, cors: options.cors, observer, ...(site ? { site } : {}) });
+  const webSockets = webSocketStreams({ sessions, journal, auth: options.auth, authContext, ...(ownership ? { ownership } : {}), logger, timings: stream, cors: options.cors, observer, ...(site ? { site } : {}) });
 
   return {
     app,

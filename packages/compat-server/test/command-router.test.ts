@@ -125,3 +125,10 @@ test('a reset forwarded to the owner ends the session there and frees its lease'
   expect(leases.holders.has(sessionId)).toBe(false);
   expect(await b.execute({ kind: 'reset', sessionId })).toBe('no_active_session');
 });
+
+test("a forwarded message keeps its caller's whole principal: issuer, subject, attributes", async () => {
+  const principal = { id: 'https://login.example.com/:alice', type: 'service', issuer: 'https://login.example.com/', subject: 'alice', attributes: { email: 'alice@example.com', groups: ['a', 'b'] } } as const;
+  const wire = JSON.parse(JSON.stringify(encodeCommand({ kind: 'create', principal }))) as unknown;
+  expect(sessionCommand.parse(wire)).toEqual({ kind: 'create', principal });
+  expect(() => sessionCommand.parse({ kind: 'create', principal: { ...principal, type: 'root' } })).toThrow(ZodError);
+});

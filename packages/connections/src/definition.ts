@@ -1,3 +1,5 @@
+import type { Principal } from '@eve-flue/session-contract';
+
 /**
  * What a Flue agent author declares about a connection. `defineFlueConnection` validates and
  * freezes it, so a mistake fails when the module loads, with a message naming the field.
@@ -28,7 +30,10 @@ export interface OAuth2Settings {
  * bridge listing a server's tools at startup) neither is known.
  */
 export interface CredentialContext {
+  /** The caller's principal id (`auth.id`). */
   principal?: string;
+  /** The whole caller (Eve's `session.auth.current`): type, issuer, subject, attributes. */
+  auth?: Principal;
   sessionId?: string;
 }
 

@@ -42,6 +42,21 @@ describe('address kinds', () => {
     ['0.0.0.0', 'private'],
     ['93.184.216.34', 'public'],
     ['2606:4700::1111', 'public'],
+    // IPv6 forms that carry an IPv4 address are the kind of the address they carry.
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['64:ff9b::5db8:d822', 'public'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:c0a8:101::1', 'private'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['::127.0.0.1', 'loopback'],
+    ['::a00:1', 'private'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['100.64.0.1', 'private'],
+    ['198.51.100.7', 'private'],
+    ['2001:db8::1', 'private'],
+    ['not an address', 'private'],
   ])('%s is %s', (address, kind) => {
     expect(networkKind(address)).toBe(kind);
   });

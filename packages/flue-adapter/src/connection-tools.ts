@@ -139,7 +139,7 @@ export class ConnectionTools {
       gate: (call, tools) => this.#gate(instanceId, definition, call, tools),
       log: (params) => this.#serverLog(definition.name, params),
       progress: (params) => this.#progress(definition.name, params),
-      answered: (answer) => this.#answered(connections, definition, scope.turn()?.principalId, answer),
+      answered: (answer) => this.#answered(connections, definition, scope.turn()?.principal?.id, answer),
     });
     opened.set(identity, opening);
     // Opening on a listing asks nothing of the server; otherwise one that could not be reached last time is not waited for.

@@ -267,7 +267,7 @@ export class FlueRuntime implements AgentRuntime {
     const { turn, translator } = run;
     return {
       turnId: turn.turnId,
-      ...(turn.principal ? { principalId: turn.principal.id } : {}),
+      ...(turn.principal ? { principal: turn.principal } : {}),
       async park(prompt) {
         if (prompt.toolName) await translator.toolStarted(prompt.toolName, TOOL_REPORT_WAIT_MS);
         await translator.flushed();

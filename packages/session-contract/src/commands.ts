@@ -1,12 +1,11 @@
 import { z } from 'zod';
+import { principalSchema as principal } from './principal.ts';
 
 /**
  * One schema per session command, and one per its result. The routes build commands, one
  * entry point (`Sessions.execute`) runs them, and a command forwarded to the instance that
  * owns the session is encoded, checked and decoded by these same schemas, as is its answer.
  */
-
-const principal = z.strictObject({ id: z.string().min(1), type: z.enum(['user', 'service']) });
 
 /** File bytes in memory, base64 on the wire between instances. */
 const bytes = z.codec(z.base64(), z.custom<Uint8Array>((data) => data instanceof Uint8Array), {

@@ -1,4 +1,4 @@
-export type { Principal } from './principal.ts';
+export { PRINCIPAL_TYPES, principalSchema, type Principal, type PrincipalType } from './principal.ts';
 export { signInOutcome, type SignInFailure, type SignInOutcome } from './sign-in.ts';
 export { TurnError } from './turn-error.ts';
 export type {

@@ -1,36 +1,37 @@
-import type { IncomingMessage } from 'node:http';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { sendRefusal } from '../http/refusal.ts';
-import type { Logger } from '../logger.ts';
-import type { Principal, RouteAuth } from './route-auth.ts';
+import type { Principal, RouteAuthContext, RouteAuthPolicy } from './route-auth.ts';
+import { authenticate, type AuthRefusal } from './walk.ts';
 
 const PRINCIPAL = Symbol('principal');
 
-/** The principal route auth admitted; undefined for anonymous development access. */
+/** The principal route auth admitted; undefined for an anonymous caller (`none()`, or no auth in development). */
 export function principalOf(request: Request): Principal | undefined {
   return (request as Request & { [PRINCIPAL]?: Principal })[PRINCIPAL];
 }
 
-/** Who `auth` admits; a route auth that throws admits nobody. */
-export async function admit(auth: RouteAuth, request: IncomingMessage, path: string, logger: Logger): Promise<Principal | null> {
-  try {
-    return await auth(request);
-  } catch (error) {
-    logger.warn({ err: error, path }, 'route auth threw; refusing the request');
-    return null;
-  }
+/** Eve's `none()` admits everyone as one `anonymous` principal: for sign-ins and ownership that is nobody in particular. */
+export function identified(principal: Principal): Principal | undefined {
+  return principal.type === 'anonymous' ? undefined : principal;
+}
+
+/** The headers every auth refusal carries, on either transport. */
+export function refusalHeaders(refusal: AuthRefusal): Record<string, string | string[]> {
+  return { 'cache-control': 'no-store', ...(refusal.challenges.length > 0 ? { 'www-authenticate': refusal.challenges } : {}) };
+}
+
+function refuse(response: Response, refusal: AuthRefusal): void {
+  sendRefusal(response, refusal.code, refusal.message, refusalHeaders(refusal));
 }
 
 /** Admits a request through `auth`, or anonymously when `auth` is undefined (development only). */
-export function requireRouteAuth(auth: RouteAuth | undefined, logger: Logger): RequestHandler {
+export function requireRouteAuth(auth: RouteAuthPolicy | undefined, context: RouteAuthContext): RequestHandler {
   return async (request, response, next) => {
     if (!auth) return next();
-    const principal = await admit(auth, request, request.path, logger);
-    if (!principal) {
-      sendRefusal(response, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
-      return;
-    }
-    (request as Request & { [PRINCIPAL]?: Principal })[PRINCIPAL] = principal;
+    const admission = await authenticate(auth, request, context);
+    if (!admission.ok) return refuse(response, admission.refusal);
+    const principal = identified(admission.principal);
+    if (principal) (request as Request & { [PRINCIPAL]?: Principal })[PRINCIPAL] = principal;
     next();
   };
 }

@@ -2,6 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { HEADERS, ROUTES, type AcceptedBody, type CancelBody, type ControlBody, type ResetBody } from '@eve-flue/eve-protocol';
 import type { CommandKind, CommandOf, CommandResult } from '@eve-flue/session-contract';
 import { principalOf } from '../auth/middleware.ts';
+import type { SessionOwnership } from '../auth/ownership.ts';
 import { isJson } from '../http/json-body.ts';
 import { checkTextBytes, type RequestLimits } from '../http/limits.ts';
 import { toMessageInput, type UploadPolicy } from '../http/message.ts';
@@ -19,6 +20,8 @@ export interface SessionRoutesOptions {
   uploads: UploadPolicy;
   limits: RequestLimits;
   streams: NdjsonStreams;
+  /** Set when sessions belong to their creator: checked before every route of an existing session. */
+  ownership?: SessionOwnership;
 }
 
 /**
@@ -56,8 +59,9 @@ const accepted = (sessionId: string, deliveryId?: string): Answer => ({
 const acceptedOr = (status: 'accepted' | 'no_active_turn' | 'no_active_session', sessionId: string): Answer =>
   status === 'accepted' ? { status: 202, body: { ok: true, status, sessionId } } : { status: 200, body: { ok: true, status } };
 
-export function sessionRoutes({ sessions, journal, uploads, limits, streams }: SessionRoutesOptions): Router {
+export function sessionRoutes({ sessions, journal, uploads, limits, streams, ownership }: SessionRoutesOptions): Router {
   const router = Router();
+  if (ownership) router.param('sessionId', (request, _response, next) => void ownership.check(sessionIdOf(request), principalOf(request)).then(() => next(), next));
 
   function post<K extends CommandKind>(path: string, route: CommandRoute<K>): void {
     router.post(path, (async (request, response) => {

@@ -4,8 +4,10 @@ import type { Duplex } from 'node:stream';
 import type { CorsOptions } from 'cors';
 import { WebSocketServer } from 'ws';
 import { BEARER_PROTOCOL_PREFIX, EVE_BASE_PATH, ROUTES, WEBSOCKET_PROTOCOL } from '@eve-flue/eve-protocol';
-import { admit } from '../auth/middleware.ts';
-import type { RouteAuth } from '../auth/route-auth.ts';
+import { identified, refusalHeaders } from '../auth/middleware.ts';
+import type { SessionOwnership } from '../auth/ownership.ts';
+import type { Principal, RouteAuthContext, RouteAuthPolicy } from '../auth/route-auth.ts';
+import { authenticate } from '../auth/walk.ts';
 import { refusalOf, STORE_UNAVAILABLE } from '../http/errors.ts';
 import { refuse } from '../http/raw-response.ts';
 import { MISDIRECTED, type Site } from '../http/site.ts';
@@ -21,7 +23,10 @@ export interface WebSocketStreamsOptions {
   sessions: StreamAccess;
   journal: Journal;
   /** Route auth; undefined admits anonymous callers (development only). */
-  auth: RouteAuth | undefined;
+  auth: RouteAuthPolicy | undefined;
+  authContext: RouteAuthContext;
+  /** Set when sessions belong to their creator. */
+  ownership?: SessionOwnership;
   logger: Logger;
   timings: StreamTimings & WebSocketStreamLimits;
   /** The server's CORS setting: which foreign browser origins may open a stream. */
@@ -55,7 +60,7 @@ const SHUTDOWN_GRACE_MS = 1_000;
  * cursor semantics as the NDJSON stream; every refusal is a plain HTTP response before the
  * upgrade. Each text frame is one journal line without its newline.
  */
-export function webSocketStreams({ sessions, journal, auth, logger, timings, cors, observer = {}, site }: WebSocketStreamsOptions): WebSocketStreams {
+export function webSocketStreams({ sessions, journal, auth, authContext, ownership, logger, timings, cors, observer = {}, site }: WebSocketStreamsOptions): WebSocketStreams {
   const wss = new WebSocketServer({
     noServer: true,
     // The open streams are the clients: `ws` would keep a set of its own, and a 'close' listener on every socket for it.
@@ -96,8 +101,11 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
       logger.warn({ path, origin: request.headers.origin }, 'websocket from a foreign origin refused');
       return refuse(socket, 'forbidden', 'This origin may not open session streams.');
     }
-    if (auth && !(await admit(auth, request, path, logger))) {
-      return refuse(socket, 'unauthorized', 'This route needs valid credentials.', { 'www-authenticate': 'Bearer' });
+    let principal: Principal | undefined;
+    if (auth) {
+      const admission = await authenticate(auth, request, authContext);
+      if (!admission.ok) return refuse(socket, admission.refusal.code, admission.refusal.message, refusalHeaders(admission.refusal));
+      principal = identified(admission.principal);
     }
     if (request.headers['sec-websocket-protocol'] !== undefined && !offeredProtocols(request).includes(WEBSOCKET_PROTOCOL)) {
       return refuse(socket, 'invalid_request', `Offer the ${WEBSOCKET_PROTOCOL} subprotocol.`);
@@ -106,6 +114,7 @@ export function webSocketStreams({ sessions, journal, auth, logger, timings, cor
     if (handshakeProblem) return refuse(socket, 'invalid_request', handshakeProblem);
     let plan: StreamPlan;
     try {
+      await ownership?.check(sessionId, principal);
       plan = await resolveStreamPlan(sessions, journal, sessionId, query);
     } catch (error) {
       const refusal = refusalOf(error);

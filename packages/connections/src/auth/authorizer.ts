@@ -1,4 +1,5 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Principal } from '@eve-flue/session-contract';
 import type { FlueConnectionDefinition } from '../definition.ts';
 import { displayNameOf } from '../definition.ts';
 import { flueToolName } from '../naming.ts';
@@ -23,7 +24,8 @@ export interface SignInPrompt {
 /** The running turn of a session, as a connection sees it. */
 export interface ParkingTurn {
   turnId: string;
-  principalId?: string;
+  /** Who sent the turn's message; undefined for an anonymous caller. */
+  principal?: Principal;
   /** Parks the turn on a sign-in until it settles; the turn reports it on the stream. */
   park(prompt: SignInPrompt): Promise<SignInOutcome>;
 }
@@ -61,7 +63,7 @@ export function createConnectionAuthorizer(
   /** Told when a sign-in cannot start, with a reason safe to show. */
   onSignInFailed?: (reason: string) => void,
 ): ConnectionAuthorizer {
-  const subject = () => subjectKey(scope.turn()?.principalId, scope.sessionId);
+  const subject = () => subjectKey(scope.turn()?.principal?.id, scope.sessionId);
   const displayName = displayNameOf(definition);
   /** Where this connection's requests go: tokens issued for another resource are not sent there. */
   const audience = definition.auth?.type === 'oauth2' ? (definition.auth.resource ?? definition.url) : definition.url;
@@ -78,7 +80,7 @@ export function createConnectionAuthorizer(
         subject: subject(),
         sessionId: scope.sessionId,
         turnId: turn.turnId,
-        ...(turn.principalId !== undefined ? { principalId: turn.principalId } : {}),
+        ...(turn.principal !== undefined ? { principalId: turn.principal.id } : {}),
         challenge,
       });
     } catch (error) {
