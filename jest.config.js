@@ -9,4 +9,6 @@ export default {
   moduleNameMapper: { '^vitest$': '<rootDir>/test/support/vitest-shim.ts' },
   testMatch: ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/apps/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   testTimeout: 30_000,
+  // The Eve app fixture's own build output (`eve dev` writes it next to the fixture).
+  modulePathIgnorePatterns: ['<rootDir>/test/support/eve-mcp-app/.eve/'],
 };

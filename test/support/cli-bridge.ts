@@ -59,3 +59,9 @@ export async function startCliBridge(
     kill: () => end('SIGKILL'),
   };
 }
+
+/** Resolves once the bridge has logged `msg` (for `sessionId`, when given). */
+export async function untilLogged(bridge: CliBridge, msg: string, sessionId?: string): Promise<void> {
+  const seen = () => bridge.logs.some((l) => l.msg === msg && (sessionId === undefined || l.sessionId === sessionId));
+  while (!seen()) await new Promise((resolve) => bridge.child.stdout!.once('data', resolve));
+}

@@ -27,6 +27,8 @@ export default defineBridgeConfig({
   ...(process.env.FLUE_STORE === 'local' ? { flueDb: sqlite(join(required('DATA_DIR'), 'flue.db')) } : {}),
   connections: [defineFlueConnection({ name: 'demo', url: required('MCP_URL'), displayName: 'Demo', auth: { type: 'oauth2', scopes: ['mcp:tools'] } })],
   webPage: false,
+  // MCP=1 serves Eve's MCP channel too.
+  ...(process.env.MCP ? { mcp: {} } : {}),
   // STREAM_LEASE_MS makes stream responses short, so readers reconnect (through the balancer) mid-turn.
   ...(process.env.STREAM_LEASE_MS ? { streamLeaseMs: Number(process.env.STREAM_LEASE_MS) } : {}),
 });

@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { silentLogger, type Logger } from '@eve-flue/compat-server';
 import { startBridge, type BridgeConfig, type RunningBridge } from '@eve-flue/bridge';
 import { startDemoStack, type DemoStack, type DemoStackOptions } from '@eve-flue/demo';
+import type { FlueConnectionDefinition } from '@eve-flue/connections';
 
 export interface DemoBridge extends RunningBridge {
   mcpUrl: string;
@@ -51,4 +52,11 @@ function assertEveNamesOnly(journalFile: string): void {
   } finally {
     db.close();
   }
+}
+
+/** The demo's own connections (a list, never a per-caller resolver), to add others next to them. */
+export function demoConnections(demo: DemoStack): readonly Readonly<FlueConnectionDefinition>[] {
+  const connections = demo.config.connections ?? [];
+  if (typeof connections === 'function') throw new Error('the demo lists its connections');
+  return connections;
 }

@@ -10,6 +10,9 @@ import {
   assertRouteAuth,
   ConfigurationError,
   createCompatServer,
+  MemoryCallbackStore,
+  RedisCallbackStore,
+  SqliteCallbackStore,
   isWebSocketUpgrade,
   MemoryJournal,
   RedisConnections,
@@ -186,7 +189,7 @@ export async function startBridge(config: Readonly<BridgeConfig>, options: Start
 
   // A plain Node response until the app is assembled (and again while it closes): no express methods.
   const unavailable = (why: string): RequestHandler => (_request, response) => {
-    sendRefusal(response, 'service_unavailable', `The bridge is ${why}.`, { 'retry-after': '1' });
+    sendRefusal(response, 'service_unavailable', `The bridge is ${why}.`, { headers: { 'retry-after': '1' } });
   };
   let handler = unavailable('starting');
   const server = createServer((request, response) =>
@@ -335,7 +338,15 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
     ...(settings.cors !== undefined ? { cors: settings.cors } : {}),
     ...(settings.limits ? { limits: settings.limits } : {}),
     ...(settings.streamLeaseMs ? { stream: { leaseMs: settings.streamLeaseMs } } : {}),
+    ...(settings.trustedForwarders ? { trustedForwarders: settings.trustedForwarders } : {}),
+    // Callbacks owed to remote-agent parents live where the journal does: with Redis any instance can deliver them.
+    callbackStore: redis
+      ? new RedisCallbackStore(redis.connections, { prefix: redis.prefix })
+      : durable
+        ? new SqliteCallbackStore(join(dataDir, 'callbacks.db'))
+        : new MemoryCallbackStore(),
     observer: ops.observer,
+    ...(settings.mcp ? { mcp: settings.mcp } : {}),
   });
   // The compat server closes the runtime and the journal now.
   void handedOver.move();

@@ -1,5 +1,5 @@
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import type { CompatServerOptions, Mode, RequestLimits, RouteAuthPolicy, SessionOwnerPolicy } from '@eve-flue/compat-server';
+import type { CompatServerOptions, McpChannelOptions, Mode, RequestLimits, RouteAuthPolicy, SessionOwnerPolicy, TrustedForwarders } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import { checkConfig } from './settings.ts';
@@ -75,6 +75,18 @@ export interface BridgeConfig {
   limits?: Partial<RequestLimits>;
   /** How long one NDJSON stream response lasts before its reader reconnects to resume it. Default 60 s. */
   streamLeaseMs?: number;
+  /**
+   * Whether the route-authenticated caller (`forwarder`, e.g. an Eve app whose
+   * `defineRemoteAgent` sets `forwardPrincipal: true`) may run turns as the principal it asserts
+   * (`assertion.principal.current`, in Eve's shape). Without it a forwarded principal is refused (403).
+   */
+  trustedForwarders?: TrustedForwarders;
+  /**
+   * Serve Eve's MCP channel to MCP hosts: `{}` for the four `agent_*` tools, `{ tools: true }` to
+   * publish the agent's tools too, `route` to move it (default `/eve/v1/mcp`), `oauth` to advertise
+   * the authorization server whose tokens route auth accepts. Off when absent.
+   */
+  mcp?: McpChannelOptions;
 }
 
 export interface RedisStore {

@@ -18,6 +18,8 @@ export {
 } from '@eve-flue/compat-server';
 export type {
   AuthChallenge,
+  ForwardedAssertion,
+  ForwardedPrincipalContext,
   HttpBasicCredentials,
   HttpBasicOptions,
   JwtEcdsaOptions,
@@ -30,6 +32,7 @@ export type {
   RouteAuthContext,
   RouteAuthPolicy,
   SessionOwnerPolicy,
+  TrustedForwarders,
 } from '@eve-flue/compat-server';
 export { defineFlueConnection, defineFlueConnectionWithConnect } from '@eve-flue/connections';
 export type { ConnectionSetContext, ConnectionSetResolver, CredentialContext, FlueConnectionDefinition } from '@eve-flue/connections';

@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy } from '@eve-flue/compat-server';
+import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy, type TrustedForwarders, validateMcpOptions } from '@eve-flue/compat-server';
 import { isLoopbackHostname } from '@eve-flue/eve-protocol';
 import { DEFAULT_REDIS_PREFIX } from '@eve-flue/session-contract';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
@@ -13,6 +13,8 @@ export type Env = Readonly<Record<string, string | undefined>>;
 interface FieldCheck<T> {
   what: string;
   is(value: unknown): value is T;
+  /** A check that names what is wrong itself (it throws a message starting with the field). */
+  validate?(value: T): void;
 }
 
 /** An environment variable a setting falls back to; `parse` gives undefined for a text that is not a value. */
@@ -134,6 +136,8 @@ const SETTINGS = {
       (auth) => typeof auth === 'function' || (Array.isArray(auth) && auth.every((strategy) => typeof strategy === 'function')),
     ),
   },
+  trustedForwarders: { field: fieldCheck<TrustedForwarders>('a function (forwarder, assertion) => boolean', (value) => typeof value === 'function') },
+  mcp: { field: { ...fieldCheck<McpChannelOptions>('an object, e.g. {} or { tools: true }', (value) => typeof value === 'object' && value !== null), validate: validateMcpOptions } },
   sessions: {
     field: fieldCheck<{ owner: SessionOwnerPolicy }>(
       '{ owner: "principal" }',
@@ -223,6 +227,8 @@ export interface BridgeSettings {
   mode: Mode;
   auth?: RouteAuthPolicy;
   sessions?: { owner: SessionOwnerPolicy };
+  trustedForwarders?: TrustedForwarders;
+  mcp?: McpChannelOptions;
   cors?: Cors;
   webPage: boolean;
   tokenKey?: string;
@@ -247,7 +253,13 @@ export function checkConfig(config: unknown): asserts config is BridgeConfig {
   for (const key of Object.keys(fields)) if (!CONFIG_KEYS.has(key)) fail(`bridge config: \`${key}\` is not a bridge setting`);
   for (const [name, setting] of entries) {
     const value = fields[name];
-    if (setting.field && (value !== undefined || name === 'agent') && !setting.field.is(value)) fail(`bridge config: \`${name}\` must be ${setting.field.what}`);
+    if (!setting.field || (value === undefined && name !== 'agent')) continue;
+    if (!setting.field.is(value)) fail(`bridge config: \`${name}\` must be ${setting.field.what}`);
+    try {
+      setting.field.validate?.(value);
+    } catch (error) {
+      fail(`bridge config: ${(error as Error).message}`);
+    }
   }
   for (const [key, value] of Object.entries(fields.limits ?? {})) {
     if (!LIMIT_KEYS.has(key)) fail(`bridge config: \`limits.${key}\` is not a limit`);
@@ -290,6 +302,8 @@ export function resolveSettings(config: Readonly<BridgeConfig>, env: Env = proce
     mode,
     auth: config.auth,
     sessions: config.sessions,
+    trustedForwarders: config.trustedForwarders,
+    mcp: config.mcp,
     cors: read('cors') as Cors | undefined,
     webPage: config.webPage ?? mode !== 'production',
     tokenKey: read('tokenKey') as string | undefined,

@@ -7,6 +7,10 @@ import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-fl
 import { requireRouteAuth } from './auth/middleware.ts';
 import { sessionOwnership, type SessionOwnerPolicy } from './auth/ownership.ts';
 import type { RouteAuthPolicy } from './auth/route-auth.ts';
+import { LOCAL_DEV } from './auth/strategies/local.ts';
+import { MemoryCallbackStore, SqliteCallbackStore, type CallbackStore } from './remote/callback-store.ts';
+import { RemoteCallbacks } from './remote/callbacks.ts';
+import type { TrustedForwarders } from './remote/forwarded-principal.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { readJsonBody } from './http/json-body.ts';
 import { resolveLimits, type RequestLimits } from './http/limits.ts';
@@ -17,6 +21,7 @@ import type { Journal } from './journal/journal.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import type { ServerObserver } from './observer.ts';
+import { mcpChannel, type McpChannelOptions } from './mcp/channel.ts';
 import { agentInfo } from './routes/info.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import type { SessionCluster } from './session/cluster.ts';
@@ -80,6 +85,20 @@ export interface CompatServerOptions {
   routes?: RequestHandler;
   /** Hears about streams and turns (metrics, access logs). */
   observer?: ServerObserver;
+  /**
+   * Whether the route-authenticated caller (`forwarder`) may run turns as the principal it
+   * forwards (Eve's `defineRemoteAgent({ forwardPrincipal: true })`). Absent, a forwarded
+   * principal is refused with 403.
+   */
+  trustedForwarders?: TrustedForwarders;
+  /**
+   * The ledger of callbacks owed to remote-agent parents. Default: SQLite at
+   * `<dataDir>/callbacks.db` when the journal is the default one, else memory (pass one that
+   * lasts as long as the journal).
+   */
+  callbackStore?: CallbackStore;
+  /** Eve's MCP channel (at `/eve/v1/mcp` unless `route` says otherwise); off when absent. */
+  mcp?: McpChannelOptions;
 }
 
 export interface CompatServer {
@@ -143,6 +162,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   assertRouteAuth(mode, options.auth);
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
+  const callbackStore = options.callbackStore ?? (options.journal ? new MemoryCallbackStore() : new SqliteCallbackStore(join(options.dataDir ?? '.data', 'callbacks.db')));
   const uploads: UploadPolicy = { ...DEFAULT_UPLOAD_POLICY, ...options.uploads };
   const limits = resolveLimits(uploads.maxBytes, options.limits);
   const site = options.site && siteOf(options.site);
@@ -156,10 +176,13 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     retentionMs,
     ...(options.clock ? { now: options.clock } : {}),
     ...(observer.turnEnded ? { onTurnEnded: (outcome) => observer.turnEnded!(outcome) } : {}),
+    ...(mode === 'development' ? { anonymousOperations: LOCAL_DEV } : {}),
   });
   const sessions: Sessions = options.cluster ? new ClusteredSessions(manager, options.cluster, journal, logger, ORPHAN_SWEEP_MS) : manager;
   const recovered = await sessions.recoverInterruptedTurns();
   if (recovered > 0) logger.warn({ recovered }, 'ended turns interrupted by the last shutdown');
+  const callbacks = new RemoteCallbacks({ store: callbackStore, journal, logger });
+  await callbacks.start();
   if (!options.auth) logger.warn({}, 'route auth is off: anonymous callers are admitted (development mode)');
 
   const app = express();
@@ -169,6 +192,10 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       if (site.hostAllowed(request)) return next();
       sendRefusal(response, MISDIRECTED.code, MISDIRECTED.message);
     });
+  }
+  if (options.mcp) {
+    const deps = { sessions, journal, runtime: options.runtime, auth: options.auth, authContext: { mode, logger }, logger, limits, site, publicUrl: options.site?.publicUrl };
+    app.use(mcpChannel(options.mcp, deps));
   }
   const api = express.Router();
   if (options.cors) {
@@ -188,7 +215,19 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   });
   const ndjsonStreams = new NdjsonStreams({ journal, timings: stream, observer, logger });
   const ownership = sessionOwnership(journal, options.sessionOwner);
-  api.use(sessionRoutes({ sessions, journal, uploads, limits, streams: ndjsonStreams, ...(ownership ? { ownership } : {}) }));
+  api.use(
+    sessionRoutes({
+      sessions,
+      journal,
+      uploads,
+      limits,
+      streams: ndjsonStreams,
+      ...(ownership ? { ownership } : {}),
+      callbacks,
+      ...(options.trustedForwarders ? { trustedForwarders: options.trustedForwarders } : {}),
+      ...(mode === 'development' ? { anonymousCaller: LOCAL_DEV } : {}),
+    }),
+  );
   if (options.routes) api.use(options.routes);
   api.use(notFound);
   api.use(errorHandler(logger));
@@ -217,6 +256,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
       clearInterval(sweep);
       await webSockets.close();
       await sessions.close();
+      await callbacks.close();
       await options.runtime.close?.();
       await journal.close();
     },

@@ -47,8 +47,10 @@ describe('bad input gets a 4xx in Eve’s error shape', () => {
     expectError(await request(server.app).post('/eve/v1/session').send(body as object), 400, 'invalid_request');
   });
 
-  test('an operationId from an anonymous caller', async () => {
-    expectError(await request(server.app).post('/eve/v1/session').send({ message: 'hi', operationId: 'op-1' }), 400, 'operation_id_requires_auth');
+  test("an operationId from an anonymous caller in development is Eve's local-dev caller's: a retry gets the same session", async () => {
+    const first = await request(server.app).post('/eve/v1/session').send({ message: 'hi', operationId: 'op-anonymous' }).expect(202);
+    const again = await request(server.app).post('/eve/v1/session').send({ message: 'hi', operationId: 'op-anonymous' }).expect(202);
+    expect(again.body.sessionId).toBe(first.body.sessionId);
   });
 
   test.each([
@@ -271,11 +273,17 @@ describe('malformed requests are 4xx in Eve’s shape, never a 500', () => {
     expect(response.body).toEqual({ ok: false, code: expect.any(String), error: expect.any(String) });
   });
 
-  test('POSTs must say application/json, bodyless controls too; a bare create (prewarm) is allowed', async () => {
+  test('POSTs must say application/json; a bodyless control only from no cross-site page; a bare create (prewarm) is allowed', async () => {
     const sessionId = await createSession();
-    for (const control of ['cancel', 'clear', 'compact', 'reset']) {
-      expectError(await request(server.app).post(`/eve/v1/session/${sessionId}/${control}`), 415, 'unsupported_media_type');
-      expectError(await request(server.app).post(`/eve/v1/session/${sessionId}/${control}`).set('content-type', 'text/plain'), 415, 'unsupported_media_type');
+    for (const control of ['cancel', 'clear', 'compact']) {
+      const path = `/eve/v1/session/${sessionId}/${control}`;
+      expectError(await request(server.app).post(path).set('sec-fetch-site', 'cross-site'), 415, 'unsupported_media_type');
+      expectError(await request(server.app).post(path).set('sec-fetch-site', 'same-site'), 415, 'unsupported_media_type');
+      expectError(await request(server.app).post(path).set('origin', 'https://elsewhere.example'), 415, 'unsupported_media_type');
+      expectError(await request(server.app).post(path).set('content-type', 'text/plain'), 415, 'unsupported_media_type');
+      // A server-side caller (an Eve parent cancelling its remote child) and a same-origin page are served.
+      expect((await request(server.app).post(path)).status).toBeLessThan(300);
+      expect((await request(server.app).post(path).set('sec-fetch-site', 'same-origin').set('origin', 'http://127.0.0.1')).status).toBeLessThan(300);
     }
     expectError(await request(server.app).post(`/eve/v1/session/${sessionId}`).set('content-type', 'text/plain').send('{"message":"hi"}'), 415, 'unsupported_media_type');
     expectError(await request(server.app).post('/eve/v1/session').set('content-type', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');

@@ -17,3 +17,4 @@ export * from './auth/broker.ts';
 export * from './auth/authorizer.ts';
 export * from './auth/vercel-connect-backend.ts';
 export * from './auth/redis.ts';
+export * from './approval.ts';

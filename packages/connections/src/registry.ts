@@ -2,7 +2,7 @@ import { CredentialError, hasCallerCredential, hasStaticCredential } from './cre
 import { describeFailure, failureStatus } from './failure.ts';
 import { hasSignIn, type FlueConnectionDefinition } from './definition.ts';
 import { listServerTools, type ListedTool, type ServerListing } from './listing.ts';
-import { ToolNameCollisionError, ToolNameMap, type DeclaredTools } from './naming.ts';
+import { ToolNameCollisionError, ToolNameMap, type DeclaredTools, type ToolOrigin } from './naming.ts';
 
 export type ConnectionState = 'ready' | 'needs_sign_in' | 'error';
 
@@ -219,6 +219,14 @@ export class ConnectionRegistry {
     return this.#names.tools().map((origin) => {
       const listed = this.#entries.get(origin.server)?.listed?.find((tool) => tool.name === origin.tool);
       return { name: origin.eveName, description: listed?.description ?? '', inputSchema: listed?.inputSchema };
+    });
+  }
+
+  /** Every mounted tool as its server listed it, with where it comes from. */
+  listedTools(): { origin: ToolOrigin; listed: ListedTool }[] {
+    return this.#names.tools().flatMap((origin) => {
+      const listed = this.#entries.get(origin.server)?.listed?.find((tool) => tool.name === origin.tool);
+      return listed ? [{ origin, listed }] : [];
     });
   }
 

@@ -11,6 +11,8 @@ export interface AcceptedBody {
   sessionId: string;
   status: 'accepted';
   deliveryId?: string;
+  /** The remote-agent protocol version served, for a parent that sent a `callback`. */
+  protocolVersion?: number;
 }
 
 export type CancelBody = { ok: true; status: 'accepted'; sessionId: string } | { ok: true; status: 'no_active_turn' };

@@ -1,12 +1,12 @@
 import { createMcpConnection, defineTool, type McpConnection, type McpConnectionDefinition, type ToolDefinition } from '@flue/runtime';
 import { TurnError, type Logger, type Principal } from '@eve-flue/session-contract';
 import {
+  decideApproval,
   displayNameOf,
   eveToolName,
   flueToolName,
   parseJsonRpcCall,
   standInToolName,
-  type ApprovalDecision,
   type ConnectionAuthorizer,
   type ConnectionRegistry,
   type FlueConnectionDefinition,
@@ -200,21 +200,9 @@ export class ConnectionTools {
     const calls = this.#options.callsOf(instanceId);
     const flueName = flueToolName(definition.name, call.name);
     const eveName = eveToolName(definition.name, call.name);
-    const policy = definition.approval ?? 'never';
     const input = typeof call.arguments === 'object' && call.arguments !== null && !Array.isArray(call.arguments) ? (call.arguments as Record<string, unknown>) : undefined;
     const annotations = tools.find((tool) => tool.name === flueName)?.annotations;
-    const decision: ApprovalDecision =
-      policy === 'never'
-        ? 'not-applicable'
-        : policy === 'always'
-          ? 'user-approval'
-          : // A policy that fails refuses the call: an unclear answer never runs a gated tool.
-            await Promise.resolve()
-              .then(() => policy({ toolName: eveName, input, annotations }))
-              .catch((error: unknown) => {
-                this.#options.logger.warn({ err: error, connection: definition.name, tool: eveName }, 'the approval policy failed; the call is denied');
-                return 'denied' as const;
-              });
+    const decision = await decideApproval(definition, { toolName: eveName, input, annotations }, this.#options.logger);
     const approved = decision === 'user-approval' ? ((await calls?.approve(flueName, eveName, call.arguments)) ?? false) : decision === 'approved' || decision === 'not-applicable';
     if (!approved) {
       const reason = decision === 'user-approval' ? 'The person did not approve this call.' : `The approval policy of ${definition.name} denied this call.`;

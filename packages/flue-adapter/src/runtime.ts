@@ -4,9 +4,21 @@ import { init, observe, useTool, type AgentFunction, type AgentProps, type Deliv
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { start, type StartOptions } from '@flue/runtime/node';
 import { toJsonObject } from '@eve-flue/eve-protocol';
-import { TurnError, type AgentDescription, type AgentRuntime, type CompactionResult, type Logger, type TurnContext, type UserMessage } from '@eve-flue/session-contract';
+import {
+  TurnError,
+  type AgentDescription,
+  type AgentRuntime,
+  type CompactionResult,
+  type DirectToolOutcome,
+  type Logger,
+  type Principal,
+  type PublishedTool,
+  type TurnContext,
+  type UserMessage,
+} from '@eve-flue/session-contract';
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type FlueConnectionDefinition, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type CallerConnections, type TurnToolCalls } from './connection-tools.ts';
+import { DirectToolCalls } from './direct-tool-calls.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { flueStore } from './flue-store.ts';
 import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type GenerationStore } from './instance-directory.ts';
@@ -75,12 +87,14 @@ export class FlueRuntime implements AgentRuntime {
   readonly #connectionTools: ConnectionTools;
   /** The connection tools each instance's next render mounts, prepared before each dispatch. */
   readonly #prepared = new Map<string, ToolDefinition[]>();
+  readonly #directCalls: DirectToolCalls;
 
   private constructor(options: FlueRuntimeOptions) {
     this.#options = options;
     this.#modelId = options.modelId;
     this.#instances = new InstanceDirectory(options.generations ?? new SqliteGenerations(options.dataDir && join(options.dataDir, 'flue-instances.db')));
     this.#agent = this.#bridged(options.agent);
+    this.#directCalls = new DirectToolCalls({ connections: options.connections, mount: options.mountConnection, logger: options.logger });
     this.#connectionTools = new ConnectionTools({
       connections: options.connections,
       ...(options.callerConnections ? { callerConnections: options.callerConnections } : {}),
@@ -130,6 +144,15 @@ export class FlueRuntime implements AgentRuntime {
         hasAuthorization: hasSignIn(d),
       })),
     };
+  }
+
+  /** The connection tools, callable with no turn (the agent's own Flue tools exist only inside a Flue instance). */
+  publishedTools(): PublishedTool[] {
+    return this.#directCalls.published();
+  }
+
+  invokeTool(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome> {
+    return this.#directCalls.invoke(name, input, principal);
   }
 
   async runTurn(turn: TurnContext, message: UserMessage): Promise<void> {

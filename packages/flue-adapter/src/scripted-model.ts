@@ -12,8 +12,11 @@ import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCal
  * - `/fail`: the model call fails;
  * - `/recall`: replies `Recall: ` and the JSON list of the earlier user messages in its context
  *   (what the model remembers of the conversation);
+ * - `/json <json>`: replies with that JSON text alone (a structured answer, for an `outputSchema`);
  * - anything else: `Echo: <message>`, in several deltas (`[n images]` added when images came along).
- * Text streams at a fixed pace, four characters a delta.
+ * Text streams at a fixed pace, four characters a delta. A task an Eve parent delegated
+ * (`defineRemoteAgent`) arrives wrapped in Eve's subagent prompt; the command is read from its
+ * `Caller message:` part.
  */
 export const SCRIPTED_PROVIDER = 'scripted';
 export const SCRIPTED_MODEL = `${SCRIPTED_PROVIDER}/demo`;
@@ -40,13 +43,22 @@ function textOf(content: unknown): string {
     .join('');
 }
 
+/** Eve's remote-agent caller puts its own message after this line of its subagent prompt. */
+const EVE_CALLER_MESSAGE = '\nCaller message:\n';
+
+/** The caller's own message inside Eve's subagent prompt, or the text as it is. */
+function callerMessage(text: string): string {
+  const at = text.lastIndexOf(EVE_CALLER_MESSAGE);
+  return at === -1 ? text : text.slice(at + EVE_CALLER_MESSAGE.length).trim();
+}
+
 /** The messages the person wrote, oldest first (Flue also sends its own signals as user-role text), and their images. */
 function userMessages(messages: Context['messages']): { text: string; images: number }[] {
   const written: { text: string; images: number }[] = [];
   for (const message of messages) {
     if (message.role !== 'user') continue;
     // Flue lists a message's attachments in a block of its own after the text.
-    const text = textOf(message.content).replace(/\s*<attachments>[\s\S]*?<\/attachments>/g, '').trim();
+    const text = callerMessage(textOf(message.content).replace(/\s*<attachments>[\s\S]*?<\/attachments>/g, '').trim());
     const images = Array.isArray(message.content) ? message.content.filter((part) => part?.type === 'image').length : 0;
     if (!text.startsWith('<signal') && !text.startsWith('<compaction')) written.push({ text, images });
   }
@@ -92,6 +104,8 @@ export function createScriptedModel() {
     }
     const think = /^\/think\s+(.*)$/s.exec(text);
     if (think) return fauxAssistantMessage([fauxThinking(`Considering ${think[1]} step by step.`), fauxText(`Thought about ${think[1]}.`)]);
+    const json = /^\/json\s+(.+)$/m.exec(text);
+    if (json && text.startsWith('/json')) return fauxAssistantMessage(json[1]!.trim());
     if (text.startsWith('/fail')) return fauxAssistantMessage([], { stopReason: 'error', errorMessage: 'The scripted model failed on purpose.' });
     return fauxAssistantMessage(`Echo: ${text}${images > 0 ? ` [${images} image${images > 1 ? 's' : ''}]` : ''}`);
   };

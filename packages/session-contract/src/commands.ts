@@ -40,6 +40,8 @@ export const messageInput = z.strictObject({
   files: z.array(userFile),
   /** What the client said about its own state (`clientContext`), passed through untouched. */
   clientContext: z.unknown().optional(),
+  /** A JSON Schema the turn's answer must match (Eve's `outputSchema`): the answer is then a structured value. */
+  outputSchema: z.record(z.string(), z.unknown()).optional(),
 });
 export type MessageInput = z.output<typeof messageInput>;
 
@@ -60,6 +62,8 @@ export const sessionCommand = z.discriminatedUnion('kind', [
     principal: principal.optional(),
     input: messageInput.optional(),
     operationId: z.string().min(1).optional(),
+    /** The first message's delivery id, chosen where the request arrived (a remote caller's callback is bound to it). */
+    deliveryId: z.string().min(1).optional(),
   }),
   z.strictObject({
     kind: z.literal('send'),

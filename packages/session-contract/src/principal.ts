@@ -23,6 +23,8 @@ export interface Principal {
   subject?: string;
   /** The token's other claims (Eve's `attributes`). */
   attributes?: Readonly<Record<string, unknown>>;
+  /** Set when a trusted forwarder asserted this principal (Eve's `forwardPrincipal`): the forwarder's id. */
+  forwardedBy?: string;
 }
 
 /** A principal as it crosses between instances (forwarded commands). */
@@ -32,4 +34,5 @@ export const principalSchema = z.strictObject({
   issuer: z.string().optional(),
   subject: z.string().optional(),
   attributes: z.record(z.string(), z.unknown()).optional(),
+  forwardedBy: z.string().min(1).optional(),
 });

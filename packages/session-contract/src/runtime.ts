@@ -116,6 +116,25 @@ export interface CompactionResult {
   usageInputTokens?: number;
 }
 
+/** A tool a caller may run directly, outside any conversation (Eve's published tools). */
+export interface PublishedTool {
+  /** Its Eve name. */
+  name: string;
+  description?: string;
+  /** JSON Schema of its arguments (an object). */
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+}
+
+/** How a direct tool call ended, as Eve's `invokeTool` reports it. */
+export type DirectToolOutcome =
+  | { status: 'completed'; output: unknown; text: string }
+  | { status: 'invalid-input'; message: string }
+  | { status: 'denied'; reason: string }
+  | { status: 'approval-required' }
+  | { status: 'authorization-required'; connections: string[] }
+  | { status: 'failed'; message: string };
+
 /** The agent behind the session API. The Flue adapter is one; tests bring their own. */
 export interface AgentRuntime {
   describe(): AgentDescription | Promise<AgentDescription>;
@@ -128,4 +147,8 @@ export interface AgentRuntime {
   /** A turn of this session was running when the last process stopped: stop anything left of it. */
   abandonTurn?(sessionId: string): Promise<void>;
   close?(): Promise<void>;
+  /** The tools callers may run directly, with no model turn. */
+  publishedTools?(): PublishedTool[];
+  /** Runs a published tool for `principal`, with no model turn and no session. */
+  invokeTool?(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome>;
 }

@@ -53,7 +53,7 @@ export class Readiness {
   refuseNewTurns(): RequestHandler {
     return (request, response, next) => {
       if (this.#state !== 'draining' || request.method !== 'POST' || !STARTS_TURN.test(request.path)) return next();
-      sendRefusal(response, 'service_unavailable', 'This instance is shutting down; send again.', { 'retry-after': '1' });
+      sendRefusal(response, 'service_unavailable', 'This instance is shutting down; send again.', { headers: { 'retry-after': '1' } });
     };
   }
 }

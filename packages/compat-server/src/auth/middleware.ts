@@ -21,7 +21,7 @@ export function refusalHeaders(refusal: AuthRefusal): Record<string, string | st
 }
 
 function refuse(response: Response, refusal: AuthRefusal): void {
-  sendRefusal(response, refusal.code, refusal.message, refusalHeaders(refusal));
+  sendRefusal(response, refusal.code, refusal.message, { headers: refusalHeaders(refusal) });
 }
 
 /** Admits a request through `auth`, or anonymously when `auth` is undefined (development only). */

@@ -57,7 +57,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const { code, message } = refusal ?? { code: 'internal_error', message: 'The bridge failed to handle this request.' };
-    sendRefusal(response, code, message);
+    const details = error instanceof RequestError ? error.details : undefined;
+    sendRefusal(response, code, message, details ? { details } : {});
   };
 }
 

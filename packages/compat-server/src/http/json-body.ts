@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
+import { errorBody } from '@eve-flue/eve-protocol';
 import { RequestError } from '../session/errors.ts';
 import { checkDepth, type RequestLimits } from './limits.ts';
 import { sendRefusal } from './refusal.ts';
@@ -29,11 +30,11 @@ const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
  * is refused before a byte is read, a longer stream as soon as it passes the limit, with a 413
  * and the connection closed (body-parser would read such a body to its end before answering).
  */
-export function readJsonBody(limits: RequestLimits): RequestHandler {
+export function readJsonBody(limits: RequestLimits, tooLargeBody: (maxBodyBytes: number) => unknown = tooLargeErrorBody): RequestHandler {
   return (request, response, next) => {
     const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
     if (!hasBody || !isJson(request.headers['content-type'])) return next();
-    if (Number(request.headers['content-length']) > limits.maxBodyBytes) return refuseTooLarge(request, response, limits);
+    if (Number(request.headers['content-length']) > limits.maxBodyBytes) return refuseTooLarge(request, response, tooLargeBody(limits.maxBodyBytes));
     const charset = /;\s*charset\s*=\s*"?([^";]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.trim().toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       return next(new RequestError('unsupported_media_type', 'Send JSON as UTF-8.'));
@@ -57,7 +58,7 @@ export function readJsonBody(limits: RequestLimits): RequestHandler {
       if (size > limits.maxBodyBytes) {
         settled = true;
         chunks.length = 0;
-        refuseTooLarge(request, response, limits);
+        refuseTooLarge(request, response, tooLargeBody(limits.maxBodyBytes));
         return;
       }
       chunks.push(chunk);
@@ -89,10 +90,12 @@ function parse(bytes: Buffer, limits: RequestLimits): unknown {
   }
 }
 
-function refuseTooLarge(request: Request, response: Response, limits: RequestLimits): void {
+const tooLargeErrorBody = (maxBodyBytes: number) => errorBody('payload_too_large', `The request body is larger than the ${maxBodyBytes}-byte limit.`);
+
+function refuseTooLarge(request: Request, response: Response, body: unknown): void {
   request.unpipe();
   request.resume();
-  sendRefusal(response, 'payload_too_large', `The request body is larger than the ${limits.maxBodyBytes}-byte limit.`);
+  sendRefusal(response, 'payload_too_large', 'The request body is too large.', { body });
   // Not `connection: close`: Node would close the socket as soon as the 413 is written, while the
   // sender is still writing, and the sender would see a reset instead of the answer. A sender that
   // is still sending when the grace ends is cut off.

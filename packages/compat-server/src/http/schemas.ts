@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { inputResponse, turnPolicy } from '@eve-flue/session-contract';
+import { capabilities } from '../remote/protocol.ts';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const filePart = z.object({
@@ -20,13 +21,20 @@ export type MessageBody = z.infer<typeof messageSchema>;
 
 const clientContext = z.union([z.string(), z.array(z.string()), z.record(z.string(), z.unknown())]);
 const outputSchema = z.record(z.string(), z.unknown());
-
+/** Eve's remote-agent fields, each checked as Eve checks it (`remote/protocol.ts`, `remote/forwarded-principal.ts`). */
+const remoteAgentFields = {
+  callback: z.unknown().optional(),
+  forwardedPrincipal: z.unknown().optional(),
+};
 
 export const createBody = z.object({
   message: messageSchema.optional(),
   clientContext: clientContext.optional(),
   outputSchema: outputSchema.optional(),
   operationId: z.string().min(1).max(200).optional(),
+  ...remoteAgentFields,
+  protocolVersion: z.unknown().optional(),
+  capabilities: capabilities.optional(),
 });
 
 /** A follow-up is either a message or answers to input requests: parsed into one of the two. */
@@ -37,12 +45,21 @@ export const followUpBody = z
     turnPolicy: turnPolicy.optional(),
     clientContext: clientContext.optional(),
     outputSchema: outputSchema.optional(),
+    ...remoteAgentFields,
   })
   .transform((body, context) => {
+    const remote = { callback: body.callback, forwardedPrincipal: body.forwardedPrincipal };
     if (body.message !== undefined && body.inputResponses === undefined) {
-      return { kind: 'message' as const, message: body.message, turnPolicy: body.turnPolicy ?? 'steer', clientContext: body.clientContext };
+      return {
+        kind: 'message' as const,
+        message: body.message,
+        turnPolicy: body.turnPolicy ?? 'steer',
+        clientContext: body.clientContext,
+        outputSchema: body.outputSchema,
+        ...remote,
+      };
     }
-    if (body.inputResponses !== undefined && body.message === undefined) return { kind: 'answers' as const, inputResponses: body.inputResponses };
+    if (body.inputResponses !== undefined && body.message === undefined) return { kind: 'answers' as const, inputResponses: body.inputResponses, ...remote };
     context.addIssue({ code: 'custom', message: 'Send exactly one of message or inputResponses.' });
     return z.NEVER;
   });

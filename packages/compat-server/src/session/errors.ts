@@ -7,10 +7,13 @@ import type { ErrorCode } from '@eve-flue/eve-protocol';
 export class RequestError extends Error {
   override name = 'RequestError';
   readonly code: ErrorCode;
+  /** More fields of the error body, beside `ok`, `error` and `code` (e.g. the protocol version served). */
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(code: ErrorCode, message: string) {
+  constructor(code: ErrorCode, message: string, details?: Readonly<Record<string, unknown>>) {
     super(message);
     this.code = code;
+    this.details = details;
   }
 }
 

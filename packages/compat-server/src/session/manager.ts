@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EveEventDraft } from '@eve-flue/eve-protocol';
 import {
   dispatch,
@@ -7,6 +8,7 @@ import {
   type CommandKind,
   type CommandOf,
   type CommandResult,
+  type Principal,
   type UserMessage,
 } from '@eve-flue/session-contract';
 import { StoreUnavailableError } from '../journal/errors.ts';
@@ -17,6 +19,7 @@ import { RequestError, sessionNotActive } from './errors.ts';
 import { newDeliveryId, newSessionId, turnIdFor } from './ids.ts';
 import { SessionLog } from './session-log.ts';
 import type { Sessions } from './sessions.ts';
+import { outputInstruction, structuredOutput } from './structured-output.ts';
 import { messageReceived, Turn } from './turn.ts';
 
 type Work = { kind: 'message'; message: UserMessage } | { kind: 'clear' } | { kind: 'compact' };
@@ -41,6 +44,11 @@ export interface SessionManagerOptions {
   now?: () => number;
   /** Hears how each turn ended (metrics). */
   onTurnEnded?: (outcome: TurnOutcome) => void;
+  /**
+   * Who an anonymous caller's `operationId` belongs to: Eve's synthetic `local-dev` principal in
+   * development (where route auth may be off). Absent, an anonymous `operationId` is refused.
+   */
+  anonymousOperations?: Principal;
 }
 
 const SESSION_WAITING: EveEventDraft = { type: 'session.waiting', data: { continuationToken: '', wait: 'next-user-message' } };
@@ -58,6 +66,7 @@ export class SessionManager implements Sessions {
   readonly #live = new Map<string, LiveSession>();
   readonly #idleListeners: ((sessionId: string) => void)[] = [];
   readonly #onTurnEnded: (outcome: TurnOutcome) => void;
+  readonly #anonymousOperations: Principal | undefined;
   readonly #idleWaiters = new Set<() => void>();
   #closing = false;
 
@@ -68,6 +77,7 @@ export class SessionManager implements Sessions {
     this.#retentionMs = options.retentionMs;
     this.#now = options.now ?? Date.now;
     this.#onTurnEnded = options.onTurnEnded ?? (() => undefined);
+    this.#anonymousOperations = options.anonymousOperations;
   }
 
   /** Sessions at work here now: a turn running, or work queued behind it. */
@@ -169,11 +179,12 @@ export class SessionManager implements Sessions {
     reset: (command) => this.#reset(command),
   };
 
-  async #create({ principal, input, operationId }: CommandOf<'create'>): Promise<string> {
+  async #create({ principal, input, operationId, deliveryId }: CommandOf<'create'>): Promise<string> {
     let operationKey: string | undefined;
     if (operationId !== undefined) {
-      if (!principal) throw new RequestError('operation_id_requires_auth', 'operationId needs an authenticated caller.');
-      operationKey = `${principal.id}\u0000${operationId}`;
+      const owner = principal ?? this.#anonymousOperations;
+      if (!owner) throw new RequestError('operation_id_requires_auth', 'operationId needs an authenticated caller.');
+      operationKey = `${owner.id}\u0000${operationId}`;
     }
     const candidate: SessionRecord = {
       id: newSessionId(),
@@ -187,7 +198,7 @@ export class SessionManager implements Sessions {
     if (input) {
       const session: LiveSession = { record, log: new SessionLog(this.#journal, record.id), backlog: [] };
       this.#live.set(record.id, session);
-      this.#enqueue(session, { kind: 'message', message: { ...input, deliveryId: newDeliveryId(), principal } });
+      this.#enqueue(session, { kind: 'message', message: { ...input, deliveryId: deliveryId ?? newDeliveryId(), principal } });
     }
     return record.id;
   }
@@ -350,13 +361,16 @@ export class SessionManager implements Sessions {
     try {
       for (let input: UserMessage | undefined = message; input && !turn.signal.aborted; input = foldSteering(turn.takeSteering())) {
         // A cancelled turn ends now, even if the runtime is slow to notice.
-        await Promise.race([this.#runtime.runTurn(turn, input), turn.aborted()]);
+        await Promise.race([this.#runtime.runTurn(turn, withOutputInstruction(input, message.outputSchema)), turn.aborted()]);
       }
+      if (message.outputSchema && !turn.signal.aborted) await turn.emit('result.completed', { result: structuredOutput(message.outputSchema, turn.finalAnswer) });
       ending = this.#abortedEnding(turn) ?? { type: 'turn.completed', data: turn.coordinates };
     } catch (error) {
-      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error);
+      // The failure's id is on the event and in the log line, to find one from the other.
+      const errorId = randomUUID();
+      ending = this.#abortedEnding(turn) ?? turnFailed(turn, error, errorId);
       failed = ending.type === 'turn.failed';
-      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId }, 'turn failed');
+      if (failed) this.#logger.warn({ err: error, sessionId: record.id, turnId: turn.turnId, errorId }, 'turn failed');
     }
     this.#onTurnEnded(outcomeOf(ending));
     const unanswered = turn.stopSteering();
@@ -440,6 +454,11 @@ async function withStoreRetries<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The message as the runtime receives it when a structured answer is wanted: told the schema it must match. */
+function withOutputInstruction(input: UserMessage, schema: Record<string, unknown> | undefined): UserMessage {
+  return schema ? { ...input, text: `${input.text}\n\n${outputInstruction(schema)}` } : input;
+}
+
 function foldSteering(messages: UserMessage[]): UserMessage | undefined {
   const [first, ...rest] = messages;
   if (!first) return undefined;
@@ -454,10 +473,10 @@ function foldSteering(messages: UserMessage[]): UserMessage | undefined {
   );
 }
 
-function turnFailed(turn: Turn, error: unknown): EveEventDraft {
+function turnFailed(turn: Turn, error: unknown, errorId: string): EveEventDraft {
   const code = error instanceof TurnError ? error.code : 'turn_failed';
   const message = error instanceof Error ? error.message : 'The turn failed.';
-  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, terminal: false } };
+  return { type: 'turn.failed', data: { ...turn.coordinates, code, message, details: { errorId }, terminal: false } };
 }
 
 function lastTurnCoordinates(record: SessionRecord) {

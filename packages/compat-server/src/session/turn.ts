@@ -47,6 +47,7 @@ export class Turn implements TurnContext {
   #steering: UserMessage[] = [];
   #steeringArrived: (() => void) | undefined;
   #stepIndex = -1;
+  #finalAnswer = '';
   #acceptsSteering = true;
   #closed = false;
 
@@ -65,6 +66,11 @@ export class Turn implements TurnContext {
 
   get stepIndex(): number {
     return this.#stepIndex;
+  }
+
+  /** The text of the turn's last completed assistant message: its answer. */
+  get finalAnswer(): string {
+    return this.#finalAnswer;
   }
 
   get deliveryIds(): readonly string[] {
@@ -122,6 +128,7 @@ export class Turn implements TurnContext {
   }
 
   async emit<T extends StepEventType>(type: T, data: StepEventData<T>): Promise<void> {
+    if (type === 'message.completed') this.#finalAnswer = (data as StepEventData<'message.completed'>).message;
     // TypeScript cannot correlate `type` with `data` across a generic; the signature already does.
     await this.write([{ type, data: { ...data, ...this.#stepCoordinates() } } as unknown as EveEventDraft]);
   }

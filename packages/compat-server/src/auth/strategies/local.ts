@@ -1,7 +1,11 @@
 import type { Principal } from '@eve-flue/session-contract';
 import type { RouteAuth } from '../route-auth.ts';
 
-const LOCAL_DEV: Principal = Object.freeze({ id: 'local-dev', type: 'local-dev', attributes: Object.freeze({}) });
+/**
+ * Eve's synthetic development caller. Also who an anonymous caller is, in development with route
+ * auth off, where Eve needs a principal: an `operationId`'s owner, a forwarder.
+ */
+export const LOCAL_DEV: Principal = Object.freeze({ id: 'local-dev', type: 'local-dev', attributes: Object.freeze({}) });
 const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', type: 'anonymous', attributes: Object.freeze({}) });
 
 /**
