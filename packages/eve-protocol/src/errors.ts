@@ -31,6 +31,7 @@ export const ERRORS = {
   REMOTE_AGENT_PROTOCOL_MISMATCH: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   session_expired: { status: 410, closeCode: CLOSE_CODES.policyViolation },
   misdirected_request: { status: 421, closeCode: CLOSE_CODES.policyViolation },
+  method_not_allowed: { status: 405, closeCode: CLOSE_CODES.policyViolation },
   payload_too_large: { status: 413, closeCode: CLOSE_CODES.policyViolation },
   unsupported_media_type: { status: 415, closeCode: CLOSE_CODES.policyViolation },
   headers_too_large: { status: 431, closeCode: CLOSE_CODES.policyViolation },
