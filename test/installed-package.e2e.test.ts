@@ -57,7 +57,9 @@ beforeAll(async () => {
   // The author installs the bridge, not the demo (which carries its own OAuth server).
   const tarballs = (await readdir(packs)).filter((name) => !name.startsWith('eve-flue-demo-')).map((name) => join(packs, name));
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'author-project', private: true, type: 'module' }));
-  await run('npm', ['install', '--no-audit', '--no-fund', ...tarballs, `@flue/runtime@${versionOf('package.json', '@flue/runtime')}`, `eve@${versionOf('package.json', 'eve')}`], { cwd: project, env });
+  // TypeScript and Node's types, as an author who type-checks the config has them.
+  const authorTools = ['typescript', '@types/node'].map((name) => `${name}@${versionOf('package.json', name)}`);
+  await run('npm', ['install', '--no-audit', '--no-fund', ...tarballs, `@flue/runtime@${versionOf('package.json', '@flue/runtime')}`, `eve@${versionOf('package.json', 'eve')}`, ...authorTools], { cwd: project, env });
   await writeFile(join(project, 'bridge.config.ts'), CONFIG);
   bin = join(project, 'node_modules', '.bin', 'eve-flue-bridge'); // what `npx eve-flue-bridge` runs
 }, 600_000);
@@ -113,6 +115,27 @@ test('the installed CLI runs the project\'s bridge.config.ts: an echo, a connect
   expect(after).toEqual(before);
   expect(after.map((e) => e.type)).toContain('turn.completed');
 });
+
+test('the published types compile in the author\'s project with skipLibCheck: false, and are real types', async () => {
+  // A mistake the published types must catch: were they `any`, the expectation below would be unused (an error too).
+  await writeFile(join(project, 'mistake.ts'), `import { defineBridgeConfig } from '@eve-flue/bridge';
+import { Helper } from './bridge.config.js';
+// @ts-expect-error \`port\` is a number
+defineBridgeConfig({ agent: Helper, port: '3000' });
+`);
+  const tsconfig = { compilerOptions: { target: 'es2022', module: 'nodenext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] }, files: ['bridge.config.ts', 'mistake.ts'] };
+  await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
+  const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+  const output = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env }).then(
+    ({ stdout }) => stdout,
+    (error: { stdout: string }) => error.stdout,
+  );
+  const errors = output.split('\n').filter((line) => line.includes('error TS'));
+  // Other packages' declarations (@flue/runtime's, the Anthropic SDK's) have errors of their own; ours and the author's files have none.
+  const ours = errors.filter((line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/@eve-flue/'));
+  process.stdout.write(`[installed-package] tsc with skipLibCheck false: ${errors.length} errors, ${ours.length} in @eve-flue or the author's files\n`);
+  expect(ours).toEqual([]);
+}, 600_000);
 
 test('init writes a starter config that check accepts; init never overwrites', async () => {
   const fresh = join(project, 'fresh');

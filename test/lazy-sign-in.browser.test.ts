@@ -79,7 +79,7 @@ test('a plain message never parks, with any number of OAuth connections', async 
 test('a tool of a hidden server: the stand-in signs in, and the same turn answers with the real tool', async () => {
   const { session, required, page, events, result } = await sendAndSignIn(undefined, GREET);
   expect(page).toContain('You are signed in');
-  expect(required.data).toMatchObject({ connection: 'notes', attemptId: expect.stringMatching(/^att_/) });
+  expect(required.data).toMatchObject({ name: 'notes', attemptId: expect.stringMatching(/^att_/) });
   const calls = events.filter((e) => e.type === 'actions.requested').flatMap((e) => (e.data.actions as { toolName: string }[]).map((a) => a.toolName));
   expect(calls).toEqual(['connection__notes', 'connection__notes__greet']);
   expect(result.message).toBe('Tool connection__notes__greet returned: Hello, Ada!');

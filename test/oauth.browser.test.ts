@@ -23,13 +23,13 @@ test('a protected tool parks the turn, the person approves in the browser, and t
   expect(page.text).toContain('You are signed in');
   expect(required.data).toMatchObject({
     name: 'demo',
-    connection: 'demo',
     description: 'Authorization required for demo',
     attemptId: expect.stringMatching(/^att_/),
     authorization: { displayName: 'Demo', url: expect.stringMatching(/\/eve\/v1\/oauth\/start\/att_/), expiresAt: expect.any(String) },
     webhookUrl: `${demo.bridge.publicUrl}/eve/v1/oauth/callback`,
   });
-  expect(required.data.authUrl).toBe((required.data.authorization as { url: string }).url);
+  // Eve's fields only: nothing a strict reader of Eve's event (eve remote invoke --resume) refuses.
+  expect(Object.keys(required.data).sort()).toEqual(['attemptId', 'authorization', 'description', 'name', 'sequence', 'stepIndex', 'turnId', 'webhookUrl']);
 
   const events = result.events as unknown as AnyEvent[];
   const types = events.map((e) => e.type);

@@ -69,29 +69,16 @@ test('while a slow connection holds up startup, every request gets 503 in Eve’
 });
 
 test('NODE_ENV=production counts in any case, and a config cannot downgrade it', () => {
-  const saved = process.env.NODE_ENV;
-  try {
-    for (const value of ['production', 'Production', ' PRODUCTION ']) {
-      process.env.NODE_ENV = value;
-      expect(resolveMode(undefined)).toBe('production');
-      expect(resolveMode('development')).toBe('production');
-    }
-    process.env.NODE_ENV = 'development';
-    expect(resolveMode(undefined)).toBe('development');
-    expect(resolveMode('production')).toBe('production');
-  } finally {
-    process.env.NODE_ENV = saved;
+  for (const value of ['production', 'Production', ' PRODUCTION ']) {
+    expect(resolveMode(undefined, value)).toBe('production');
+    expect(resolveMode('development', value)).toBe('production');
   }
+  expect(resolveMode(undefined, 'development')).toBe('development');
+  expect(resolveMode('production', undefined)).toBe('production');
 });
 
 test('a development config under NODE_ENV=Production still refuses to start without route auth', async () => {
-  const saved = process.env.NODE_ENV;
-  process.env.NODE_ENV = 'Production';
-  try {
-    await expect(startBridge({ agent: Demo, mode: 'development', port: 0, store: 'memory' }, { logger: silentLogger })).rejects.toThrow(
-      /production mode without route auth/,
-    );
-  } finally {
-    process.env.NODE_ENV = saved;
-  }
+  await expect(startBridge({ agent: Demo, mode: 'development', port: 0, store: 'memory' }, { logger: silentLogger, env: { NODE_ENV: 'Production' } })).rejects.toThrow(
+    /production mode without route auth/,
+  );
 });

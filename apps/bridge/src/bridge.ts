@@ -17,12 +17,11 @@ import {
   MemoryJournal,
   RedisConnections,
   RedisJournal,
-  resolveMode,
   RedisSessionCluster,
   SqliteJournal,
   type CompatServer,
   type Logger,
-  type Mode,
+  sendRefusal,
   type Principal,
   type SiteOptions,
 } from '@eve-flue/compat-server';
@@ -47,20 +46,17 @@ import {
   type SessionScope,
   type SignInBackend,
 } from '@eve-flue/connections';
-import { errorBody, EVE_BASE_PATH } from '@eve-flue/eve-protocol';
+import { EVE_BASE_PATH, isLoopbackHostname } from '@eve-flue/eve-protocol';
 import { FlueRuntime } from '@eve-flue/flue-adapter';
-import { defineBridgeConfig, type BridgeConfig } from './config.ts';
+import type { BridgeConfig } from './config.ts';
 import { connectionRoutes } from './connection-routes.ts';
 import { prepareDataDir, restrictDataFiles } from './data-dir.ts';
-import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { flueStoreFor } from './flue-store.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { startOps, type Ops } from './ops/index.ts';
+import { resolveSettings, type BridgeSettings, type Env } from './settings.ts';
 import { webPage } from './web-page.ts';
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
-/** How long running turns get to finish when the bridge drains. */
-const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningBridge extends Bridge {
   url: string;
@@ -68,9 +64,13 @@ export interface RunningBridge extends Bridge {
 }
 
 /** A bridge not yet bound to a server: mount `app` at any path and route upgrades to `handleUpgrade`. */
-export interface Bridge {
+export interface Bridge extends AsyncDisposable {
   /** The origin (and path, when mounted under one) links and the OAuth redirect URI are built from. */
   publicUrl: string;
+  /** Every setting as resolved once at start, from the config, the environment and the defaults. */
+  settings: Readonly<BridgeSettings>;
+  /** Where the bridge logs: the one given, else pino JSON lines at `LOG_LEVEL`. */
+  logger: Logger;
   /** Serves `/eve/v1` (and the demo page, when on); mount it with `server.use('/any/prefix', bridge.app)`. */
   app: express.Express;
   /**
@@ -90,169 +90,162 @@ export interface Bridge {
    * elsewhere), turns still running end as interrupted, leases are released and stores closed.
    */
   drain(): Promise<void>;
-  /** Closes the streams, sessions, Flue runtime and stores; the server it is mounted in is the caller's. */
+  /** Closes the streams, sessions, Flue runtime and stores; the server it is mounted in is the caller's. Also `await using`. */
   close(): Promise<void>;
-}
-
-export interface StartOptions {
-  logger: Logger;
 }
 
 export interface CreateBridgeOptions {
   /** Default: pino JSON lines on stdout at `LOG_LEVEL` (default info). */
   logger?: Logger;
+  /** Where settings the config leaves out are read from (PORT, PUBLIC_URL, ...). Default: `process.env`. */
+  env?: Env;
 }
+
+export type StartOptions = CreateBridgeOptions;
 
 /**
  * Builds a bridge to mount into an existing server. Its public URL (the OAuth redirect base)
  * must be known up front: `publicUrl`, else `PUBLIC_URL`, including the path it is mounted at.
  */
 export async function createBridge(config: Readonly<BridgeConfig>, options: CreateBridgeOptions = {}): Promise<Bridge> {
-  const publicUrl = config.publicUrl ?? process.env.PUBLIC_URL;
+  return bridgeFromSettings(resolveSettings(config, options.env), options.logger);
+}
+
+/** `createBridge` on settings already resolved (`check` resolves them itself, then swaps the store). */
+export async function bridgeFromSettings(settings: Readonly<BridgeSettings>, logger?: Logger): Promise<Bridge> {
+  const { publicUrl } = settings;
   if (!publicUrl) {
     throw new ConfigurationError('[eve-flue] createBridge needs `publicUrl` (or PUBLIC_URL): the URL it is mounted at, e.g. https://app.example.com/agents');
   }
-  if (!URL.canParse(publicUrl)) throw new ConfigurationError(`[eve-flue] PUBLIC_URL: "${publicUrl}" is not an absolute URL`);
   // Mounted on a loopback URL (local development), the loopback names on that port are the site too.
-  const { hostname, port } = new URL(publicUrl);
-  const loopback = LOOPBACK_HOSTS.has(hostname.replace(/^\[|\]$/g, '')) ? { loopbackPort: Number(port || 80) } : {};
-  // Validated here too: an author may hand over a plain object rather than defineBridgeConfig's.
-  return buildBridge(defineBridgeConfig(config), { publicUrl, ...loopback }, options.logger ?? defaultLogger());
+  const { hostname, port, protocol } = new URL(publicUrl);
+  const loopback = isLoopbackHostname(hostname) ? { loopbackPort: Number(port || (protocol === 'https:' ? 443 : 80)) } : {};
+  return buildBridge(settings, { publicUrl, ...loopback }, logger ?? loggerFor(settings));
 }
 
-async function buildBridge(config: Readonly<BridgeConfig>, given: SiteOptions, logger: Logger): Promise<Bridge> {
-  const publicUrl = given.publicUrl.replace(/\/+$/, '');
-  const site: SiteOptions = { ...given, publicUrl };
-  const mode = resolveMode(config.mode);
+async function buildBridge(settings: Readonly<BridgeSettings>, site: SiteOptions, logger: Logger): Promise<Bridge> {
+  const { publicUrl } = site;
   // Refuse before anything starts: nothing to clean up after a configuration that cannot run.
-  assertRouteAuth(mode, config.auth);
-  const dataDir = config.dataDir ?? process.env.DATA_DIR ?? '.data';
-  const durable = config.store !== 'memory';
-  // Opened once per instance and shared by every store; checked reachable before the bridge starts.
-  const redis = typeof config.store === 'object' ? { connections: new RedisConnections(config.store.redis), prefix: config.store.prefix ?? 'eve:' } : undefined;
-  const metricsPort = config.metricsPort ?? (process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : undefined);
-  const shutdownGraceMs = config.shutdownGraceMs ?? Number(process.env.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS);
-  // Read before anything starts: a malformed one stops the bridge with nothing to clean up.
-  const residency = residencySettings(config);
-  const ops = await startOps({ logger, ...(redis ? { redis: redis.connections } : {}), ...(metricsPort !== undefined ? { metricsPort } : {}) });
-  let assembled: Awaited<ReturnType<typeof assemble>>;
-  let lock: DataDirLock | undefined;
+  assertRouteAuth(settings.mode, settings.auth);
+  // Every part is closed through this stack, in the reverse order it was built.
+  const lifecycle = new AsyncDisposableStack();
   try {
-    if (durable) prepareDataDir(dataDir);
+    // Opened once per instance and shared by every store; checked reachable before the bridge starts.
+    const redis = settings.store.kind === 'redis' ? { connections: lifecycle.adopt(new RedisConnections(settings.store.url), (c) => c.close()), prefix: settings.store.prefix } : undefined;
+    const ops = lifecycle.adopt(await startOps({ logger, ...(redis ? { redis: redis.connections } : {}), ...(settings.metricsPort !== undefined ? { metricsPort: settings.metricsPort } : {}) }), (o) => o.close());
+    const durable = settings.store.kind !== 'memory';
+    if (durable) prepareDataDir(settings.dataDir);
     // The journal, tokens and Flue's conversations live in the folder unless Redis holds them.
-    if (durable && !redis) lock = lockDataDir(dataDir);
-    assembled = await assemble(config, { mode, dataDir, durable, publicUrl, site, logger, ops, redis, residency });
-    if (durable) restrictDataFiles(dataDir);
+    if (durable && !redis) lifecycle.adopt(lockDataDir(settings.dataDir), (lock) => lock.release());
+    const { app, parts } = await assemble(settings, { durable, site, logger, ops, redis, lifecycle });
+    if (durable) restrictDataFiles(settings.dataDir);
+    const { compat } = parts;
+    ops.readiness.markReady();
+    const closing = lifecycle.move();
+    const close = () => closing.disposeAsync();
+    const bridge: Bridge = {
+      publicUrl,
+      settings,
+      logger,
+      app,
+      handleUpgrade(request, socket, head) {
+        // `app.path()` is where the app is mounted ('' when it is the server's handler itself).
+        const base = app.path();
+        const url = request.url ?? '/';
+        if (!url.startsWith(`${base}${EVE_BASE_PATH}/`)) return false;
+        request.url = url.slice(base.length);
+        compat.handleUpgrade(request, socket, head);
+        return true;
+      },
+      ...parts,
+      ...(ops.metricsUrl ? { metricsUrl: ops.metricsUrl } : {}),
+      async drain() {
+        const graceMs = settings.shutdownGraceMs;
+        ops.readiness.startDraining();
+        logger.info({ working: compat.activeSessions(), graceMs }, 'draining: no new turns; running ones get the grace period');
+        const finished = await compat.quiesce(graceMs);
+        if (!finished) logger.warn({ working: compat.activeSessions() }, 'turns still running after the grace period end as interrupted');
+        await compat.endStreams();
+        // Through `this`, so that a bridge with its own server (startBridge) closes that too.
+        await this.close();
+      },
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+    return bridge;
   } catch (error) {
-    lock?.release();
-    await ops.close();
-    await redis?.connections.close();
+    await lifecycle.disposeAsync();
     throw error;
   }
-  const { app, parts } = assembled;
-  const { compat } = parts;
-  ops.readiness.markReady();
-  const close = async () => {
-    await compat.close();
-    await parts.authStore.close();
-    await parts.signInEvents?.close();
-    await ops.close();
-    await redis?.connections.close();
-    lock?.release();
-  };
-  const bridge: Bridge = {
-    publicUrl,
-    app,
-    handleUpgrade(request, socket, head) {
-      // `app.path()` is where the app is mounted ('' when it is the server's handler itself).
-      const base = app.path();
-      const url = request.url ?? '/';
-      if (!url.startsWith(`${base}${EVE_BASE_PATH}/`)) return false;
-      request.url = url.slice(base.length);
-      compat.handleUpgrade(request, socket, head);
-      return true;
-    },
-    ...parts,
-    ...(ops.metricsUrl ? { metricsUrl: ops.metricsUrl } : {}),
-    async drain() {
-      ops.readiness.startDraining();
-      logger.info({ working: compat.activeSessions(), graceMs: shutdownGraceMs }, 'draining: no new turns; running ones get the grace period');
-      const finished = await compat.quiesce(shutdownGraceMs);
-      if (!finished) logger.warn({ working: compat.activeSessions() }, 'turns still running after the grace period end as interrupted');
-      await compat.endStreams();
-      // Through `this`, so that a bridge with its own server (startBridge) closes that too.
-      await this.close();
-    },
-    close,
-  };
-  return bridge;
 }
 
 /**
  * Starts the bridge on its own server. It listens first, so that its public URL (and with it the
  * OAuth redirect URI) is known before anything is built; requests before it is ready get a 503.
  */
-export async function startBridge(config: Readonly<BridgeConfig>, { logger }: StartOptions): Promise<RunningBridge> {
+export async function startBridge(config: Readonly<BridgeConfig>, options: StartOptions = {}): Promise<RunningBridge> {
+  const settings = resolveSettings(config, options.env);
+  const logger = options.logger ?? loggerFor(settings);
   // Refuse before anything listens: nothing to clean up after a configuration that cannot run.
-  assertRouteAuth(resolveMode(config.mode), config.auth);
-  const host = config.host ?? process.env.HOST ?? '127.0.0.1';
+  assertRouteAuth(settings.mode, settings.auth);
+  const { host } = settings;
 
   // A plain Node response until the app is assembled (and again while it closes): no express methods.
   const unavailable = (why: string): RequestHandler => (_request, response) => {
-    response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' });
-    response.end(JSON.stringify(errorBody('service_unavailable', `The bridge is ${why}.`)));
+    sendRefusal(response, 'service_unavailable', `The bridge is ${why}.`, { headers: { 'retry-after': '1' } });
   };
   let handler = unavailable('starting');
   const server = createServer((request, response) =>
     handler(request as express.Request, response as express.Response, () => {
       // Nothing in the app answered (a path outside /eve/v1 with no page to serve).
-      if (!response.headersSent) response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
-      response.end(JSON.stringify(errorBody('not_found', 'No such route.')));
+      if (!response.headersSent) sendRefusal(response, 'not_found', 'No such route.');
+      else response.end();
     }),
   );
   server.on('clientError', answerClientError); // a request Node cannot parse still gets Eve's error shape
-  server.listen(config.port ?? Number(process.env.PORT ?? 3000), host);
+  server.listen(settings.port, host.address);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host}:${port}`;
-  const publicUrl = config.publicUrl ?? process.env.PUBLIC_URL ?? `http://${LOOPBACK_HOSTS.has(host) ? host : 'localhost'}:${port}`;
+  const url = `http://${host.inUrl}:${port}`;
+  const publicUrl = settings.publicUrl ?? `http://${host.loopback ? host.inUrl : 'localhost'}:${port}`;
+  let bridge: Bridge;
   try {
-    const bridge = await buildBridge(config, { publicUrl, ...(LOOPBACK_HOSTS.has(host) ? { loopbackPort: port } : {}) }, logger);
-    handler = bridge.app;
-    Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
-    server.on('upgrade', bridge.compat.handleUpgrade);
-    return {
-      ...bridge,
-      url,
-      server,
-      async close() {
-        handler = unavailable('shutting down');
-        await bridge.compat.closeWebSockets();
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await bridge.close();
-      },
-    };
+    bridge = await buildBridge(settings, { publicUrl, ...(host.loopback ? { loopbackPort: port } : {}) }, logger);
   } catch (error) {
     server.close();
     throw error;
   }
+  handler = bridge.app;
+  Object.assign(server, { shouldUpgradeCallback: isWebSocketUpgrade }); // other upgrades (h2c) stay requests
+  server.on('upgrade', bridge.compat.handleUpgrade);
+  // Disposed last first: refuse requests and close WebSockets, then the server, then the bridge.
+  const lifecycle = new AsyncDisposableStack();
+  lifecycle.use(bridge);
+  lifecycle.defer(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  lifecycle.defer(async () => {
+    handler = unavailable('shutting down');
+    await bridge.compat.closeWebSockets();
+  });
+  const close = () => lifecycle.disposeAsync();
+  return { ...bridge, url, server, close, [Symbol.asyncDispose]: close };
 }
 
-function defaultLogger(): Logger {
-  return pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'eve-flue-bridge' } });
+/** pino JSON lines on stdout at the resolved `LOG_LEVEL`. */
+export function loggerFor(settings: Pick<BridgeSettings, 'logLevel'>): Logger {
+  return pino({ level: settings.logLevel, base: { service: 'eve-flue-bridge' } });
 }
 
-interface Settings {
-  mode: Mode;
-  dataDir: string;
+interface AssemblyContext {
   durable: boolean;
-  publicUrl: string;
   site: SiteOptions;
   logger: Logger;
   ops: Ops;
   redis: SharedRedis | undefined;
-  residency: ReturnType<typeof residencySettings>;
+  /** Where each part that needs closing is put as it is built. */
+  lifecycle: AsyncDisposableStack;
 }
 
 /** The instance's Redis connections and the key prefix every store on them uses. */
@@ -262,10 +255,11 @@ interface SharedRedis {
 }
 
 /** Everything behind the listening socket: sign-ins, connections, the Flue runtime, the routes. */
-async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable, publicUrl, site, logger, ops, redis, residency }: Settings) {
-  const tokenKey = config.tokenKey ?? process.env.BRIDGE_TOKEN_KEY;
+async function assemble(settings: Readonly<BridgeSettings>, { durable, site, logger, ops, redis, lifecycle }: AssemblyContext) {
+  const { dataDir, mode, tokenKey } = settings;
+  const { publicUrl } = site;
   if (redis && !tokenKey) {
-    throw new Error('[eve-flue] a Redis store needs BRIDGE_TOKEN_KEY (or `tokenKey`): every instance must open the tokens the others sealed.');
+    throw new ConfigurationError('[eve-flue] a Redis store needs BRIDGE_TOKEN_KEY (or `tokenKey`): every instance must open the tokens the others sealed.');
   }
   const sealer = loadSealer({
     production: mode === 'production',
@@ -273,15 +267,15 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     ...(durable ? { file: join(dataDir, 'token.key') } : {}),
   });
   // Before the stores' check: Flue's transaction connection is one of the connections it checks.
-  const flueStore = flueStoreFor(redis, config.flueDb);
-  const shared = redis ? await sharedStores(redis, sealer) : undefined;
-  const authStore: AuthStore = shared?.authStore ?? new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer);
+  const flueStore = flueStoreFor(redis, settings.flueDb);
+  const shared = redis ? await sharedStores(redis, sealer, lifecycle) : undefined;
+  const authStore: AuthStore = shared?.authStore ?? lifecycle.adopt(new SqliteAuthStore(durable ? join(dataDir, 'connections.db') : ':memory:', sealer), (store) => store.close());
   // A function: each caller's set is resolved when their session starts (connection-sets.ts).
-  const definitions = typeof config.connections === 'function' ? [] : (config.connections ?? []);
+  const definitions = typeof settings.connections === 'function' ? [] : settings.connections;
   const backends = new Map<string, SignInBackend>();
   const setupNotes = new Map<string, string>();
   for (const definition of definitions) {
-    const choice = signInBackend(definition, authStore, logger);
+    const choice = signInBackend(definition, authStore, logger, settings.vercelConnect);
     if (choice.backend) backends.set(definition.name, choice.backend);
     if (choice.missing) setupNotes.set(definition.name, choice.missing);
   }
@@ -289,18 +283,20 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
     store: authStore,
     backends,
     publicUrl,
-    ...(config.signInTtlMs ? { flowTtlMs: config.signInTtlMs } : {}),
+    ...(settings.signInTtlMs ? { flowTtlMs: settings.signInTtlMs } : {}),
     ...(shared ? { events: shared.signInEvents } : {}),
   });
 
   const connections = new ConnectionRegistry(definitions, (definition) => flueMountFor(definition).fetch);
   for (const [name, missing] of setupNotes) connections.requireSetup(name, missing);
   logConnections(logger, await connections.refresh());
-  const sets = typeof config.connections === 'function' ? perCallerSets(config.connections) : undefined;
+  const sets = typeof settings.connections === 'function' ? perCallerSets(settings.connections) : undefined;
 
+  // Closed here until the compat server, which closes them itself, is built.
+  const handedOver = lifecycle.use(new AsyncDisposableStack());
   const runtime = await FlueRuntime.start({
-    agent: config.agent,
-    modelId: config.modelId ?? 'unknown',
+    agent: settings.agent,
+    modelId: settings.modelId,
     connections,
     ...(sets ? { callerConnections: { for: (session, principal) => sets.for({ sessionId: session.sessionId, ...(principal ? { principal } : {}) }), forget: (sessionId) => sets.forget(sessionId) } } : {}),
     mountConnection: (definition, session) => {
@@ -322,28 +318,32 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
       return { mount: ops.metrics.timedMount(flueMountFor(definition, { authorizer, parkedForMs, context })), authorizer };
     },
     logger,
-    ...(config.providers ? { providers: config.providers } : {}),
+    ...(settings.providers ? { providers: settings.providers } : {}),
     ...(durable ? { dataDir } : {}),
     ...(flueStore.db ? { db: flueStore.db } : {}),
     ...(flueStore.generations ? { generations: flueStore.generations } : {}),
     ...(shared ? { holds: (sessionId: string) => shared.cluster.holds(sessionId) } : {}),
   });
+  handedOver.defer(() => runtime.close());
+  const journal = shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal());
+  handedOver.defer(() => journal.close());
   const compat = await createCompatServer({
     runtime,
-    journal: ops.metrics.timedJournal(shared?.journal ?? (durable ? new SqliteJournal(join(dataDir, 'journal.db')) : new MemoryJournal())),
+    journal: ops.metrics.timedJournal(journal),
     ...(shared ? { cluster: shared.cluster } : {}),
     logger,
     mode,
     site,
     publicRoutes: oauthRoutes(broker, logger, publicUrl.startsWith('https:'), (outcome) => ops.metrics.signIn(outcome)),
     routes: connectionRoutes(connections, broker, sets),
-    ...(config.auth ? { auth: config.auth } : {}),
-    ...(config.sessions ? { sessionOwner: config.sessions.owner } : {}),
-    ...corsSetting(config.cors),
-    ...(config.limits ? { limits: config.limits } : {}),
-    ...(config.streamLeaseMs ? { stream: { leaseMs: config.streamLeaseMs } } : {}),
-    ...residency,
-    ...(config.trustedForwarders ? { trustedForwarders: config.trustedForwarders } : {}),
+    ...(settings.auth ? { auth: settings.auth } : {}),
+    ...(settings.sessions ? { sessionOwner: settings.sessions.owner } : {}),
+    ...(settings.cors !== undefined ? { cors: settings.cors } : {}),
+    ...(settings.limits ? { limits: settings.limits } : {}),
+    ...(settings.streamLeaseMs ? { stream: { leaseMs: settings.streamLeaseMs } } : {}),
+    ...(settings.idleSessionMs !== undefined ? { idleSessionMs: settings.idleSessionMs } : {}),
+    ...(settings.maxResidentSessions !== undefined ? { maxResidentSessions: settings.maxResidentSessions } : {}),
+    ...(settings.trustedForwarders ? { trustedForwarders: settings.trustedForwarders } : {}),
     // Callbacks owed to remote-agent parents live where the journal does: with Redis any instance can deliver them.
     callbackStore: redis
       ? new RedisCallbackStore(redis.connections, { prefix: redis.prefix })
@@ -351,25 +351,28 @@ async function assemble(config: Readonly<BridgeConfig>, { mode, dataDir, durable
         ? new SqliteCallbackStore(join(dataDir, 'callbacks.db'))
         : new MemoryCallbackStore(),
     observer: ops.observer,
-    ...(config.mcp ? { mcp: config.mcp } : {}),
+    ...(settings.mcp ? { mcp: settings.mcp } : {}),
   });
+  // The compat server closes the runtime and the journal now.
+  void handedOver.move();
+  lifecycle.adopt(compat, (server) => server.close());
   ops.metrics.countActiveSessions(() => compat.activeSessions());
   ops.metrics.countResidentSessions(() => compat.residentSessions());
 
   const app = express();
   app.disable('x-powered-by');
   app.use(ops.accessLog, ops.readiness.route(), ops.readiness.refuseNewTurns(), compat.app);
-  if (config.webPage ?? mode !== 'production') app.use(webPage());
-  return { app, parts: { compat, connections, broker, authStore, signInEvents: shared?.signInEvents } };
+  if (settings.webPage) app.use(webPage());
+  return { app, parts: { compat, connections, broker, authStore } };
 }
 
 /** The Redis pieces several instances share, on this instance's connections; Redis is checked once, before the bridge starts. */
-async function sharedStores({ connections, prefix }: SharedRedis, sealer: Sealer) {
+async function sharedStores({ connections, prefix }: SharedRedis, sealer: Sealer, lifecycle: AsyncDisposableStack) {
   const cluster = new RedisSessionCluster(connections, { prefix });
   // Appends are fenced by the session's lease: an instance that lost a session cannot write to it.
   const journal = new RedisJournal(connections, { prefix, fence: cluster.fence });
-  const signInEvents = new RedisSignInEvents(connections.commands, connections.channels, prefix);
-  const authStore = new RedisAuthStore(connections.commands, sealer, prefix);
+  const signInEvents = lifecycle.adopt(new RedisSignInEvents(connections.commands, connections.channels, prefix), (events) => events.close());
+  const authStore = lifecycle.adopt(new RedisAuthStore(connections.commands, sealer, prefix), (store) => store.close());
   // Every connection ready, and every channel above subscribed.
   await connections.ready();
   return { journal, cluster, signInEvents, authStore };
@@ -383,9 +386,10 @@ function signInBackend(
   definition: Readonly<FlueConnectionDefinition>,
   store: AuthStore,
   logger: Logger,
+  vercelConnect: boolean,
 ): { backend?: SignInBackend; missing?: string } {
   if (definition.connector) {
-    if (process.env.VERCEL_OIDC_TOKEN || process.env.VERCEL === '1') {
+    if (vercelConnect) {
       const onUnavailable = (reason: string) => logger.warn({ connection: definition.name }, reason);
       return { backend: new VercelConnectBackend(definition, { onUnavailable }) };
     }
@@ -411,34 +415,6 @@ function perCallerSets(resolve: ConnectionSetResolver): ConnectionSets {
 function principalOf(session: SessionScope): { principal?: string; auth?: Principal } {
   const principal = session.turn()?.principal;
   return principal === undefined ? {} : { principal: principal.id, auth: principal };
-}
-
-/** How long idle sessions stay in memory, and how many: the config's, else `IDLE_SESSION_MS` and `MAX_RESIDENT_SESSIONS`. */
-function residencySettings(config: Readonly<BridgeConfig>): { idleSessionMs?: number; maxResidentSessions?: number } {
-  const idleSessionMs = config.idleSessionMs ?? envCount('IDLE_SESSION_MS', 0);
-  const maxResidentSessions = config.maxResidentSessions ?? envCount('MAX_RESIDENT_SESSIONS', 1);
-  return { ...(idleSessionMs !== undefined ? { idleSessionMs } : {}), ...(maxResidentSessions !== undefined ? { maxResidentSessions } : {}) };
-}
-
-/** An integer setting from the environment, at least `min`; a malformed one stops the start, naming it. */
-function envCount(name: string, min: number): number | undefined {
-  const raw = process.env[name]?.trim();
-  if (!raw) return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) throw new ConfigurationError(`[eve-flue] ${name}: "${raw}" must be an integer of at least ${min}`);
-  return value;
-}
-
-/** The config's `cors`, else the origins `CORS_ORIGINS` lists (comma-separated), else off. */
-function corsSetting(cors: BridgeConfig['cors']): { cors?: NonNullable<BridgeConfig['cors']> } {
-  if (cors !== undefined) return { cors };
-  const origins = (process.env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
-  for (const origin of origins) {
-    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
-      throw new ConfigurationError(`[eve-flue] CORS_ORIGINS: "${origin}" is not an origin such as https://app.example.com`);
-    }
-  }
-  return origins.length > 0 ? { cors: { origin: origins } } : {};
 }
 
 function logConnections(logger: Logger, statuses: ConnectionStatus[]): void {

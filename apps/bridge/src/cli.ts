@@ -1,14 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import type { Logger } from '@eve-flue/compat-server';
 import { startBridge } from './bridge.ts';
 import { checkConnections } from './check.ts';
 import { defineBridgeConfig, type BridgeConfig } from './config.ts';
 import { DEFAULT_CONFIG_FILE, loadConfigFile } from './config-file.ts';
 import { writeStarterFiles } from './init.ts';
+import { VARIABLES } from './settings.ts';
 
-const HELP = `eve-flue-bridge: serve Eve's session API (/eve/v1) on top of a Flue agent.
+const HELP = () => `eve-flue-bridge: serve Eve's session API (/eve/v1) on top of a Flue agent.
 
 Usage:
   eve-flue-bridge start [--config <file>]   start the bridge (the default command)
@@ -22,26 +21,21 @@ type stripping) whose default export is defineBridgeConfig({ agent, connections,
 start and check read ./.env first when it exists.
 
 Environment (a value in the config wins):
-  PORT              port to listen on (default 3000)
-  HOST              interface to listen on (default 127.0.0.1)
-  PUBLIC_URL        the bridge's public URL, for links and the OAuth redirect URI
-                    (default http://<HOST>:<port>; localhost when HOST is not loopback)
-  DATA_DIR          where the journal and Flue's conversations live (default ./.data)
-  LOG_LEVEL         pino level (default info)
-  BRIDGE_TOKEN_KEY  32 bytes, base64: seals OAuth tokens at rest (required in production)
-  CORS_ORIGINS      browser origins allowed to call the bridge, comma-separated
-  NODE_ENV          production requires route auth in the config
-  METRICS_PORT      serve Prometheus metrics on 127.0.0.1:<port>/metrics (default: off)
-  SHUTDOWN_GRACE_MS on SIGTERM, how long running turns get to finish (default 10000)
-  IDLE_SESSION_MS   how long an idle session stays in memory before it is evicted (default 300000)
-  MAX_RESIDENT_SESSIONS  the most sessions held in memory; the least recently used idle ones go first (default 1000)
+${environmentHelp()}
 
 Signals: SIGTERM drains (readiness fails, no new turns, streams end resumably, leases are
-released) and exits within SHUTDOWN_GRACE_MS + 20 s; SIGINT stops at once.
+released) and exits within the grace period (shutdownGraceMs, else SHUTDOWN_GRACE_MS) + 20 s;
+SIGINT stops at once.
 `;
 
 /** How long after the grace period a draining process may take before it exits anyway. */
-const SHUTDOWN_DEADLINE_MS = Number(process.env.SHUTDOWN_GRACE_MS ?? 10_000) + 20_000;
+const DEADLINE_AFTER_GRACE_MS = 20_000;
+
+/** One line per environment variable of the settings table, the names aligned. */
+function environmentHelp(): string {
+  const width = Math.max(...VARIABLES.map((variable) => variable.name.length)) + 2;
+  return VARIABLES.map((variable) => `  ${variable.name.padEnd(width)}${variable.help}`).join('\n');
+}
 
 const DEMO_PACKAGE = '@eve-flue/demo';
 
@@ -82,14 +76,15 @@ async function importDemo(): Promise<DemoModule> {
   }
 }
 
-async function serve(config: Readonly<BridgeConfig>, logger: Logger, demo?: { close(): Promise<void> }): Promise<void> {
-  const bridge = await startBridge(config, { logger });
+async function serve(config: Readonly<BridgeConfig>, demo?: { close(): Promise<void> }): Promise<void> {
+  const bridge = await startBridge(config);
+  const { logger } = bridge;
   logger.info({ url: bridge.url, api: `${bridge.url}/eve/v1`, demo: demo !== undefined }, `bridge listening on ${bridge.url}`);
   if (demo) logger.info({ page: `${bridge.url}/` }, `demo: open ${bridge.url}/ and try "/tool connection__demo__echo {\\"text\\":\\"hi\\"}"`);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     // Bounded: whatever hangs, the process is gone this long after the signal.
-    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    setTimeout(() => process.exit(1), bridge.settings.shutdownGraceMs + DEADLINE_AFTER_GRACE_MS).unref();
     await (signal === 'SIGTERM' ? bridge.drain() : bridge.close());
     await demo?.close();
     process.exit(0);
@@ -100,16 +95,15 @@ async function serve(config: Readonly<BridgeConfig>, logger: Logger, demo?: { cl
 
 async function main(): Promise<number | undefined> {
   const { values, positionals } = parse();
-  if (values.help || positionals[0] === 'help') return void process.stdout.write(HELP);
+  if (values.help || positionals[0] === 'help') return void process.stdout.write(HELP());
   if (values.version) return void process.stdout.write(`${version()}\n`);
   const [command = 'start', ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`[eve-flue] unexpected argument "${extra[0]}"; see eve-flue-bridge --help`);
   if (values.config !== undefined && command !== 'start' && command !== 'check') throw new UsageError(`[eve-flue] --config applies to start and check, not ${command}`);
-  const logger = (): Logger => pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'eve-flue-bridge' } });
   switch (command) {
     case 'start': {
       loadDotEnv();
-      return void (await serve(await loadConfigFile(values.config), logger()));
+      return void (await serve(await loadConfigFile(values.config)));
     }
     case 'check': {
       loadDotEnv();
@@ -124,7 +118,7 @@ async function main(): Promise<number | undefined> {
     }
     case 'demo': {
       const demo = await (await importDemo()).startDemoStack();
-      return void (await serve(defineBridgeConfig(demo.config), logger(), demo));
+      return void (await serve(defineBridgeConfig(demo.config), demo));
     }
     default:
       throw new UsageError(`[eve-flue] unknown command "${command}"; see eve-flue-bridge --help`);

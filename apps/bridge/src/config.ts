@@ -1,8 +1,8 @@
-import type { CorsOptions } from 'cors';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
-import { resolveLimits, validateMcpOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy, type TrustedForwarders } from '@eve-flue/compat-server';
+import type { CompatServerOptions, McpChannelOptions, Mode, RequestLimits, RouteAuthPolicy, SessionOwnerPolicy, TrustedForwarders } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
 import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
+import { checkConfig } from './settings.ts';
 
 export interface BridgeConfig {
   /** The Flue agent to serve. */
@@ -54,7 +54,7 @@ export interface BridgeConfig {
    */
   sessions?: { owner: SessionOwnerPolicy };
   /** Which browser origins may call the bridge. Default: the origins `CORS_ORIGINS` lists (comma-separated), else none. */
-  cors?: boolean | CorsOptions;
+  cors?: CompatServerOptions['cors'];
   /** Serve the demo web page at `/`. Default: true in development. */
   webPage?: boolean;
   /**
@@ -109,56 +109,9 @@ export interface RedisStore {
   prefix?: string;
 }
 
-const KEYS = new Set(['agent', 'providers', 'modelId', 'connections', 'store', 'flueDb', 'dataDir', 'port', 'host', 'publicUrl', 'mode', 'auth', 'cors', 'webPage', 'tokenKey', 'signInTtlMs', 'metricsPort', 'shutdownGraceMs', 'limits', 'streamLeaseMs', 'sessions', 'trustedForwarders', 'mcp', 'idleSessionMs', 'maxResidentSessions']);
-
-const LIMIT_KEYS = new Set(Object.keys(resolveLimits(1)));
-
 /** Validates and freezes a bridge configuration; a typo fails at startup, naming the field. */
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
-  const fail = (problem: string): never => {
-    throw new Error(`[eve-flue] bridge config: ${problem}`);
-  };
-  if (typeof config !== 'object' || config === null) fail('the config must be an object');
-  for (const key of Object.keys(config)) if (!KEYS.has(key)) fail(`\`${key}\` is not a bridge setting`);
-  if (typeof config.agent !== 'function') fail('`agent` must be a Flue agent function');
-  if (config.connections !== undefined && !Array.isArray(config.connections) && typeof config.connections !== 'function') {
-    fail('`connections` must be an array of connection definitions or a function `({ principal, sessionId }) => definitions`');
-  }
-  const store = config.store;
-  if (store !== undefined && store !== 'sqlite' && store !== 'memory' && !(typeof store === 'object' && typeof store.redis === 'string' && URL.canParse(store.redis))) {
-    fail('`store` must be "sqlite", "memory" or { redis: "redis://host:port" }');
-  }
-  if (config.flueDb !== undefined && typeof config.flueDb?.connect !== 'function') fail('`flueDb` must be a Flue persistence adapter (an object with connect())');
-  if (config.port !== undefined && !(Number.isInteger(config.port) && config.port >= 0 && config.port < 65536)) fail('`port` must be a port number');
-  if (config.mode !== undefined && config.mode !== 'development' && config.mode !== 'production') fail('`mode` must be "development" or "production"');
-  if (config.publicUrl !== undefined && !URL.canParse(config.publicUrl)) fail('`publicUrl` must be an absolute URL');
-  if (config.trustedForwarders !== undefined && typeof config.trustedForwarders !== 'function') fail('`trustedForwarders` must be a function (forwarder, assertion) => boolean');
-  if (config.auth !== undefined && typeof config.auth !== 'function' && !(Array.isArray(config.auth) && config.auth.every((s) => typeof s === 'function'))) {
-    fail('`auth` must be a route auth strategy or an array of them, e.g. oidc({...}) or [httpBasic({...}), localDev()]');
-  }
-  if (config.sessions !== undefined && (typeof config.sessions !== 'object' || config.sessions === null || config.sessions.owner !== 'principal' || Object.keys(config.sessions).length !== 1)) {
-    fail('`sessions` must be { owner: "principal" }');
-  }
-  if (config.metricsPort !== undefined && !(Number.isInteger(config.metricsPort) && config.metricsPort >= 0 && config.metricsPort < 65536)) fail('`metricsPort` must be a port number');
-  if (config.shutdownGraceMs !== undefined && !(Number.isInteger(config.shutdownGraceMs) && config.shutdownGraceMs >= 0)) fail('`shutdownGraceMs` must be a number of milliseconds');
-  if (config.streamLeaseMs !== undefined && !(Number.isInteger(config.streamLeaseMs) && config.streamLeaseMs > 0)) fail('`streamLeaseMs` must be a positive number of milliseconds');
-  if (config.idleSessionMs !== undefined && !(Number.isSafeInteger(config.idleSessionMs) && config.idleSessionMs >= 0)) fail('`idleSessionMs` must be a number of milliseconds');
-  if (config.maxResidentSessions !== undefined && !(Number.isSafeInteger(config.maxResidentSessions) && config.maxResidentSessions >= 1)) fail('`maxResidentSessions` must be a positive integer');
-  if (config.signInTtlMs !== undefined && !(Number.isInteger(config.signInTtlMs) && config.signInTtlMs > 0)) fail('`signInTtlMs` must be a positive number of milliseconds');
-  if (config.limits !== undefined) {
-    if (typeof config.limits !== 'object' || config.limits === null) fail('`limits` must be an object');
-    for (const [key, value] of Object.entries(config.limits)) {
-      if (!LIMIT_KEYS.has(key)) fail(`\`limits.${key}\` is not a limit`);
-      if (!(Number.isInteger(value) && value > 0)) fail(`\`limits.${key}\` must be a positive integer`);
-    }
-  }
-  if (config.mcp !== undefined) {
-    try {
-      validateMcpOptions(config.mcp);
-    } catch (error) {
-      fail((error as Error).message);
-    }
-  }
+  checkConfig(config);
   // A list of strategies is copied and frozen with the rest: no later push can admit anyone.
   return Object.freeze({ ...config, ...(Array.isArray(config.auth) ? { auth: Object.freeze([...config.auth]) } : {}) });
 }

@@ -2,6 +2,7 @@ import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import type { GenerationStore } from '@eve-flue/flue-adapter';
 import { redisFlueDb } from '@eve-flue/flue-redis';
 import type { RedisConnections } from '@eve-flue/compat-server';
+import { RedisKeyspace } from '@eve-flue/session-contract';
 import type { Redis } from 'ioredis';
 
 /**
@@ -13,12 +14,12 @@ import type { Redis } from 'ioredis';
 export function flueStoreFor(redis: { connections: RedisConnections; prefix: string } | undefined, flueDb: PersistenceAdapter | undefined) {
   if (!redis) return { db: flueDb, generations: undefined };
   const { connections } = redis;
-  const prefix = `${redis.prefix}flue:`;
+  const keys = new RedisKeyspace(redis.prefix);
   return {
     // Flue's WATCH transactions get a connection of their own; its plain commands share the instance's.
-    db: flueDb ?? redisFlueDb({ commands: connections.commands, transactions: connections.dedicated('flue-transactions') }, { prefix }),
+    db: flueDb ?? redisFlueDb({ commands: connections.commands, transactions: connections.dedicated('flue-transactions') }, { prefix: keys.flue }),
     // Which Flue instance holds a session must be as shared as the sessions are.
-    generations: new RedisGenerations(connections.commands, `${prefix}generations`),
+    generations: new RedisGenerations(connections.commands, keys.generations),
   };
 }
 

@@ -2,6 +2,8 @@ export { defineBridgeConfig } from './config.ts';
 export type { BridgeConfig, RedisStore } from './config.ts';
 export { createBridge, startBridge } from './bridge.ts';
 export type { Bridge, CreateBridgeOptions, RunningBridge, StartOptions } from './bridge.ts';
+export { resolveSettings } from './settings.ts';
+export type { BridgeSettings, Env, ListenHost, LogLevel } from './settings.ts';
 export {
   bearerTokens,
   ForbiddenError,

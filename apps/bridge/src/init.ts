@@ -1,5 +1,6 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { VARIABLES } from './settings.ts';
 
 const CONFIG = `// What \`eve-flue-bridge start\` serves. Check it with \`eve-flue-bridge check\`.
 import { useModel } from '@flue/runtime';
@@ -36,28 +37,16 @@ export default defineBridgeConfig({
 });
 `;
 
-const ENV = `# Settings eve-flue-bridge reads from the environment (and from ./.env when present).
-# A value set in bridge.config.ts wins over these.
-
-# Port and interface to listen on.
-# PORT=3000
-# HOST=127.0.0.1
-# The bridge's public URL: the links it hands out and the OAuth redirect URI
-# (<PUBLIC_URL>/eve/v1/oauth/callback). Default http://<HOST>:<PORT>.
-# PUBLIC_URL=https://agent.example.com
-# Where the SQLite journal, sealed tokens and Flue's conversations live.
-# DATA_DIR=./.data
-# pino log level: trace, debug, info, warn, error.
-# LOG_LEVEL=info
-# 32 random bytes, base64 (openssl rand -base64 32): seals OAuth tokens at rest. Required in production.
-# BRIDGE_TOKEN_KEY=
-# Browser origins allowed to call the bridge (e.g. a useEveAgent app), comma-separated.
-# CORS_ORIGINS=https://app.example.com,https://admin.example.com
-# production requires route auth (see bridge.config.ts) and BRIDGE_TOKEN_KEY.
-# NODE_ENV=production
-# The bearer token bridge.config.ts accepts (a long random string).
-# BRIDGE_TOKEN=
-`;
+/** `.env.example`: every variable of the settings table, commented out, then the starter config's own. */
+const ENV = [
+  '# Settings eve-flue-bridge reads from the environment (and from ./.env when present).',
+  '# A value set in bridge.config.ts wins over these.',
+  '',
+  ...VARIABLES.flatMap((variable) => [`# ${variable.help}`, `# ${variable.name}=${variable.example ?? ''}`]),
+  '# The bearer token bridge.config.ts accepts (a long random string).',
+  '# BRIDGE_TOKEN=',
+  '',
+].join('\n');
 
 export const STARTER_FILES = { 'bridge.config.ts': CONFIG, '.env.example': ENV } as const;
 

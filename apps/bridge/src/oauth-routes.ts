@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { parseCookie } from 'cookie';
 import { bindingCookieName, type SignInBroker } from '@eve-flue/connections';
-import { BRIDGE_ROUTES, routePath } from '@eve-flue/eve-protocol';
+import { BRIDGE_ROUTES, ERRORS, routePath } from '@eve-flue/eve-protocol';
 import type { Logger } from '@eve-flue/compat-server';
 
 const PAGE_HEADERS = {
@@ -40,11 +40,11 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
     const cookies = parseCookie(request.headers.cookie ?? '');
     const start = await broker.bindBrowser(flowId, (id) => cookies[bindingCookieName(id)]);
     if (start.kind === 'refused') {
-      if (start.status === 409) {
+      if (start.code === 'sign_in_taken') {
         logger.warn({}, 'refused a sign-in link opened in a second browser');
-        return page(response, 409, 'Sign-in refused', 'This sign-in link was already opened in another browser. Only that browser can finish it; ask again from your app if that was not you.');
+        return page(response, ERRORS[start.code].status, 'Sign-in refused', 'This sign-in link was already opened in another browser. Only that browser can finish it; ask again from your app if that was not you.');
       }
-      return page(response, 404, 'Sign-in not found', 'This sign-in link has expired or was already used. Ask again from your app.');
+      return page(response, ERRORS[start.code].status, 'Sign-in not found', 'This sign-in link has expired or was already used. Ask again from your app.');
     }
     if (start.bindingSecret !== undefined) {
       response.cookie(bindingCookieName(flowId), start.bindingSecret, {
@@ -64,9 +64,9 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
     const cookies = parseCookie(request.headers.cookie ?? '');
     const result = await broker.complete(callbackUrl, (flowId) => cookies[bindingCookieName(flowId)]);
     if (result.kind === 'refused') {
-      logger.warn({ status: result.status }, 'refused an OAuth callback');
+      logger.warn({ code: result.code }, 'refused an OAuth callback');
       onSignIn('refused');
-      return page(response, result.status, 'Sign-in refused', result.message);
+      return page(response, ERRORS[result.code].status, 'Sign-in refused', result.message);
     }
     response.clearCookie(bindingCookieName(result.flowId), { path: `${request.baseUrl}/oauth` });
     const outcome = result.outcome.outcome === 'authorized' ? 'connected' : result.outcome.outcome;
@@ -78,7 +78,7 @@ export function oauthRoutes(broker: SignInBroker, logger: Logger, secureCookies:
   router.get(BRIDGE_ROUTES.oauthResult, (request, response) => {
     const outcome = String(request.params.outcome);
     // Own keys only: `__proto__` or `toString` must not reach the prototype.
-    if (!Object.hasOwn(RESULTS, outcome)) return page(response, 404, 'Not found', 'There is nothing here.');
+    if (!Object.hasOwn(RESULTS, outcome)) return page(response, ERRORS.not_found.status, 'Not found', 'There is nothing here.');
     const result = RESULTS[outcome as keyof typeof RESULTS];
     page(response, result.status, result.title, result.text);
   });

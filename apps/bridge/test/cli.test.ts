@@ -64,7 +64,7 @@ describe('eve-flue-bridge check', () => {
   test('a CORS_ORIGINS entry that is not an origin stops it before any connection', async () => {
     const { code, stderr } = await check('tiny', { env: { CORS_ORIGINS: 'app.example.com' } });
     expect(code).toBe(1);
-    expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "app.example.com" is not an origin such as https://app.example.com\n');
+    expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "app.example.com" is not a comma-separated list of origins such as https://app.example.com\n');
   });
 
   test('./.env fills in what the environment does not set', async () => {
@@ -73,7 +73,15 @@ describe('eve-flue-bridge check', () => {
     await writeFile(join(here, '.env'), 'CHECK_CONNECTIONS=tiny\nCORS_ORIGINS=from-dot-env\n');
     const { code, stderr } = await check(undefined, { cwd: here });
     expect(code).toBe(1);
-    expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "from-dot-env" is not an origin such as https://app.example.com\n');
+    expect(stderr).toBe('[eve-flue] CORS_ORIGINS: "from-dot-env" is not a comma-separated list of origins such as https://app.example.com\n');
+  });
+
+  test.each([
+    ['SHUTDOWN_GRACE_MS', 'soon', 'is not a number of milliseconds'],
+    ['METRICS_PORT', 'abc', 'is not a port number'],
+    ['IDLE_SESSION_MS', 'soon', 'is not a number of milliseconds'],
+  ])('a bad %s=%s stops it with one line naming the variable', async (name, value, problem) => {
+    expect(await check('tiny', { env: { [name]: value } })).toEqual({ code: 1, stdout: '', stderr: `[eve-flue] ${name}: "${value}" ${problem}\n` });
   });
 
   describe('OpenAPI connections', () => {

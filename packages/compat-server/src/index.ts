@@ -29,6 +29,7 @@ export type { RedisClusterOptions } from './session/redis-cluster.ts';
 export type { UploadPolicy } from './http/message.ts';
 export { resolveLimits } from './http/limits.ts';
 export { answerClientError } from './http/raw-response.ts';
+export { sendRefusal } from './http/refusal.ts';
 export type { RequestLimits } from './http/limits.ts';
 export type { SiteOptions } from './http/site.ts';
 export type { StreamTimings } from './stream/ndjson-stream.ts';

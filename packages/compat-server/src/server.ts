@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import cors, { type CorsOptions } from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
-import { ERRORS, EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, errorBody, type HealthBody } from '@eve-flue/eve-protocol';
+import { EVE_BASE_PATH, EXPOSED_HEADERS, ROUTES, type HealthBody } from '@eve-flue/eve-protocol';
 import { requireRouteAuth } from './auth/middleware.ts';
 import { sessionOwnership, type SessionOwnerPolicy } from './auth/ownership.ts';
 import type { RouteAuthPolicy } from './auth/route-auth.ts';
@@ -15,6 +15,7 @@ import { errorHandler, notFound } from './http/errors.ts';
 import { readJsonBody } from './http/json-body.ts';
 import { resolveLimits, type RequestLimits } from './http/limits.ts';
 import { DEFAULT_UPLOAD_POLICY, type UploadPolicy } from './http/message.ts';
+import { sendRefusal } from './http/refusal.ts';
 import { MISDIRECTED, site as siteOf, type SiteOptions } from './http/site.ts';
 import type { Journal } from './journal/journal.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
@@ -147,8 +148,8 @@ export class ConfigurationError extends Error {
  * `production` when NODE_ENV says so (in any case) or the config asks for it; a config cannot
  * downgrade a production environment to development.
  */
-export function resolveMode(mode: Mode | undefined): Mode {
-  if (process.env.NODE_ENV?.trim().toLowerCase() === 'production') return 'production';
+export function resolveMode(mode: Mode | undefined, nodeEnv: string | undefined): Mode {
+  if (nodeEnv?.trim().toLowerCase() === 'production') return 'production';
   return mode ?? 'development';
 }
 
@@ -169,7 +170,7 @@ const DEFAULT_MAX_RESIDENT_SESSIONS = 1_000;
 const ORPHAN_SWEEP_MS = 1_000;
 
 export async function createCompatServer(options: CompatServerOptions): Promise<CompatServer> {
-  const mode = resolveMode(options.mode);
+  const mode = resolveMode(options.mode, process.env.NODE_ENV);
   assertRouteAuth(mode, options.auth);
   const logger = options.logger ?? silentLogger;
   const journal = options.journal ?? new SqliteJournal(join(options.dataDir ?? '.data', 'journal.db'));
@@ -212,7 +213,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
   if (site) {
     app.use((request, response, next) => {
       if (site.hostAllowed(request)) return next();
-      response.status(ERRORS[MISDIRECTED.code].status).set('cache-control', 'no-store').json(errorBody(MISDIRECTED.code, MISDIRECTED.message));
+      sendRefusal(response, MISDIRECTED.code, MISDIRECTED.message);
     });
   }
   if (options.mcp) {

@@ -43,7 +43,7 @@ describe('an invocation state from its session events', () => {
   test('a sign-in outranks input and ends with authorization.completed', () => {
     const required = event({
       type: 'authorization.required',
-      data: { ...step, name: 'demo', description: 'Sign in', attemptId: 'att_1', authorization: { url: 'https://b.example/s', displayName: 'Demo' }, webhookUrl: 'https://b.example/cb', connection: 'demo', authUrl: 'https://b.example/s' },
+      data: { ...step, name: 'demo', description: 'Sign in', attemptId: 'att_1', authorization: { url: 'https://b.example/s', displayName: 'Demo' }, webhookUrl: 'https://b.example/cb' },
     });
     const events = [event({ type: 'turn.started', data: turn }), required];
     expect(state(events)).toEqual({

@@ -132,7 +132,7 @@ describe.each(stores)('the %s journal', (_name, open) => {
     expect((await journal.createSession(record(other), op)).id).toBe(id);
     await journal.append(id, [delta('x')], { record: record(id, { activeTurn: { turnId: 'turn_0', sequence: 0, deliveryIds: ['dlv_1'] } }) });
     expect((await journal.listInterrupted()).map((r) => r.id)).toContain(id);
-    await journal.append(id, [{ type: 'session.completed', data: {} }], { record: { ...record(id), status: 'ended', endedAt: 10 } });
+    await journal.append(id, [{ type: 'session.completed', data: undefined }], { record: { ...record(id), status: 'ended', endedAt: 10 } });
     expect((await journal.listInterrupted()).map((r) => r.id)).not.toContain(id);
     expect(await journal.listEndedBefore(11)).toContain(id);
     // An ended session no longer owns its operation key.

@@ -2,6 +2,7 @@ export * from './naming.ts';
 export * from './definition.ts';
 export * from './credentials.ts';
 export * from './upstream-fetch.ts';
+export * from './json-rpc.ts';
 export * from './listing.ts';
 export * from './registry.ts';
 export * from './failure.ts';

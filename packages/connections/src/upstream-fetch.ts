@@ -1,16 +1,10 @@
+import { parseJsonRpcCall, type JsonRpcCall } from './json-rpc.ts';
+
 /** Request headers that carry a caller's credentials: never forwarded anywhere. */
 export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'cookie', 'proxy-authorization'];
 
 /** Response headers that must not travel back towards the agent or a client. */
 const STRIPPED_RESPONSE_HEADERS: readonly string[] = ['set-cookie', 'set-cookie2'];
-
-/** The JSON-RPC request an MCP POST carries, as far as authorization cares. */
-export interface JsonRpcCall {
-  id: string | number | null;
-  method: string;
-  /** For `tools/call`: the server's tool name. */
-  toolName?: string;
-}
 
 /** Decides the credential of each upstream request, and what a 401 leads to. */
 export interface UpstreamAuthorizer {
@@ -62,7 +56,7 @@ export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch
     let response = await attempt(token);
     // At most two rounds: a rejected token (refreshed, or dropped to try without one), then a sign-in.
     for (let round = 0; response.status === 401 && options.authorizer && round < 2; round++) {
-      const decision = await options.authorizer.unauthorized({ response, call: options.call ?? jsonRpcCall(body), sentToken: token });
+      const decision = await options.authorizer.unauthorized({ response, call: options.call ?? (body && parseJsonRpcCall(new TextDecoder().decode(body))), sentToken: token });
       if ('answer' in decision) {
         response = decision.answer;
         break;
@@ -72,18 +66,6 @@ export function createUpstreamFetch(options: UpstreamFetchOptions): typeof fetch
     }
     return withoutCookies(response);
   };
-}
-
-function jsonRpcCall(body: ArrayBuffer | undefined): JsonRpcCall | undefined {
-  if (!body) return undefined;
-  try {
-    const message = JSON.parse(new TextDecoder().decode(body)) as { id?: string | number | null; method?: unknown; params?: { name?: unknown } };
-    if (typeof message.method !== 'string') return undefined;
-    const toolName = typeof message.params?.name === 'string' ? message.params.name : undefined;
-    return { id: message.id ?? null, method: message.method, ...(toolName ? { toolName } : {}) };
-  } catch {
-    return undefined;
-  }
 }
 
 function withoutCookies(response: Response): Response {

@@ -45,18 +45,18 @@ test('pending, bound to the first browser, finished once: the turn hears authori
   const first = await broker.bindBrowser(attempt.id, () => undefined);
   if (first.kind !== 'bound' || first.bindingSecret === undefined) throw new Error('the first browser should own the flow');
   const cookie = first.bindingSecret;
-  expect(await broker.bindBrowser(attempt.id, () => undefined)).toEqual({ kind: 'refused', status: 409 });
+  expect(await broker.bindBrowser(attempt.id, () => undefined)).toEqual({ kind: 'refused', code: 'sign_in_taken' });
   // The same browser again: sent on, with no new secret.
   const again = await broker.bindBrowser(attempt.id, () => cookie);
   expect(again.kind).toBe('bound');
   expect(again).not.toHaveProperty('bindingSecret');
 
   const url = await callback(broker, attempt.id);
-  expect(await broker.complete(url, () => undefined)).toMatchObject({ kind: 'refused', status: 400 });
+  expect(await broker.complete(url, () => undefined)).toMatchObject({ kind: 'refused', code: 'invalid_request' });
   expect(await broker.complete(url, () => cookie)).toEqual({ kind: 'finished', flowId: attempt.id, connection: 'docs', outcome: { outcome: 'authorized' } });
   expect(await attempt.outcome).toEqual({ outcome: 'authorized' });
   expect(await broker.token('docs', 'principal:ann')).toBe('access-1');
-  expect(await broker.complete(url, () => cookie)).toMatchObject({ kind: 'refused', status: 400 });
+  expect(await broker.complete(url, () => cookie)).toMatchObject({ kind: 'refused', code: 'invalid_request' });
 });
 
 test('a state whose secret does not match changes nothing', async () => {
@@ -65,7 +65,7 @@ test('a state whose secret does not match changes nothing', async () => {
   const bound = await broker.bindBrowser(attempt.id, () => undefined);
   const url = await callback(broker, attempt.id);
   url.searchParams.set('state', `${attempt.id}.not-the-secret`);
-  expect(await broker.complete(url, () => (bound.kind === 'bound' ? bound.bindingSecret : undefined))).toMatchObject({ kind: 'refused', status: 400 });
+  expect(await broker.complete(url, () => (bound.kind === 'bound' ? bound.bindingSecret : undefined))).toMatchObject({ kind: 'refused', code: 'invalid_request' });
   expect(await store.getFlow(attempt.id)).toBeDefined();
 });
 
@@ -85,7 +85,7 @@ test('cancelled from the bridge side: the flow is gone and the turn hears why', 
   const attempt = await broker.begin(request);
   await broker.cancel(attempt.id, { outcome: 'declined', reason: 'the person sent another message' });
   expect(await attempt.outcome).toEqual({ outcome: 'declined', reason: 'the person sent another message' });
-  expect(await broker.bindBrowser(attempt.id, () => undefined)).toEqual({ kind: 'refused', status: 404 });
+  expect(await broker.bindBrowser(attempt.id, () => undefined)).toEqual({ kind: 'refused', code: 'not_found' });
 });
 
 test('an expired flow is refused at its start link and at its callback', async () => {
@@ -95,6 +95,6 @@ test('an expired flow is refused at its start link and at its callback', async (
   const cookie = bound.kind === 'bound' ? bound.bindingSecret : undefined;
   const url = await callback(broker, attempt.id);
   now += 60_001;
-  expect(await broker.bindBrowser(attempt.id, () => cookie)).toEqual({ kind: 'refused', status: 404 });
-  expect(await broker.complete(url, () => cookie)).toMatchObject({ kind: 'refused', status: 400, message: expect.stringMatching(/expired/) });
+  expect(await broker.bindBrowser(attempt.id, () => cookie)).toEqual({ kind: 'refused', code: 'not_found' });
+  expect(await broker.complete(url, () => cookie)).toMatchObject({ kind: 'refused', code: 'invalid_request', message: expect.stringMatching(/expired/) });
 });

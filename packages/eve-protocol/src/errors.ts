@@ -24,11 +24,14 @@ export const ERRORS = {
   not_found: { status: 404, closeCode: CLOSE_CODES.policyViolation },
   session_not_found: { status: 404, closeCode: CLOSE_CODES.policyViolation },
   session_not_active: { status: 409, closeCode: CLOSE_CODES.policyViolation },
+  /** A sign-in link opened in a browser other than the one that owns the flow. */
+  sign_in_taken: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   unknown_input_request: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   /** Eve's own spelling: a remote-agent parent on a protocol version this bridge does not serve. */
   REMOTE_AGENT_PROTOCOL_MISMATCH: { status: 409, closeCode: CLOSE_CODES.policyViolation },
   session_expired: { status: 410, closeCode: CLOSE_CODES.policyViolation },
   misdirected_request: { status: 421, closeCode: CLOSE_CODES.policyViolation },
+  method_not_allowed: { status: 405, closeCode: CLOSE_CODES.policyViolation },
   payload_too_large: { status: 413, closeCode: CLOSE_CODES.policyViolation },
   unsupported_media_type: { status: 415, closeCode: CLOSE_CODES.policyViolation },
   headers_too_large: { status: 431, closeCode: CLOSE_CODES.policyViolation },

@@ -12,17 +12,28 @@ export interface StepCoordinates extends TurnCoordinates {
   stepIndex: number;
 }
 
-export interface Usage {
-  inputTokens?: number;
-  outputTokens?: number;
-  totalTokens?: number;
+/** What JSON can carry: the type of every tool input, output and result on the stream, as Eve's. */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | JsonObject;
+export interface JsonObject {
+  readonly [key: string]: JsonValue;
+}
+
+/** Eve's token usage of a session or a turn (`session.waiting`, `turn.waiting`, …): every count present. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
   costUsd?: number;
 }
+
+/** One step's usage (`step.completed`): what the provider reported. */
+export type StepUsage = Partial<TokenUsage>;
 
 export interface ErrorDetails {
   code: string;
   message: string;
-  details?: Record<string, unknown>;
+  details?: JsonObject;
 }
 
 export type TextPart = { type: 'text'; text: string };
@@ -30,12 +41,12 @@ export type TextPart = { type: 'text'; text: string };
 export type FilePartRecord = { type: 'file'; mediaType: string; filename?: string; size?: number; url?: string };
 export type ReceivedPart = TextPart | FilePartRecord;
 
-export type ToolCallAction = { kind: 'tool-call'; callId: string; toolName: string; input: unknown };
+export type ToolCallAction = { kind: 'tool-call'; callId: string; toolName: string; input: JsonObject };
 export type ToolResult = {
   kind: 'tool-result';
   callId: string;
   toolName: string;
-  output: unknown;
+  output: JsonValue;
   isError?: boolean;
   errorName?: string;
 };
@@ -72,6 +83,12 @@ export interface AuthorizationChallenge {
 }
 export type AuthorizationOutcome = 'authorized' | 'declined' | 'failed' | 'timed-out';
 
+/** Which link in an approval's chain of responders an event is about (Eve's approvals). */
+export type ApprovalCandidateOutcome = 'pending' | 'rejected' | 'failed' | 'timed-out' | 'stale';
+/** How a task started by a turn (a subagent, a remote agent, a background tool) ended. */
+export type TaskStatus = 'completed' | 'failed' | 'cancelled';
+export type TaskCancelReason = 'task_cancel' | 'turn_cancelled' | 'turn_ended';
+
 export type FinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
 /** Every event type and its `data`. */
@@ -91,8 +108,11 @@ export interface EveEventDataMap {
     status: 'completed' | 'failed' | 'rejected';
     error?: { code: string; message: string; name?: string };
   };
-  'input.requested': StepCoordinates & { requests: InputRequest[] };
+  /** A partial result of a running tool call (progress). */
+  'action.partial': StepCoordinates & { result: ToolResult };
+  'input.requested': StepCoordinates & { requests: InputRequest[]; callId?: string; taskId?: string };
   'input.resolved': StepCoordinates & { resolutions: InputResolution[] };
+  /** Eve's fields only: `name` is the connection, `authorization.url` where a person signs in. */
   'authorization.required': StepCoordinates & {
     name: string;
     description: string;
@@ -100,10 +120,6 @@ export interface EveEventDataMap {
     authorization: AuthorizationChallenge;
     principalId?: string;
     webhookUrl?: string;
-    /** Bridge extension: the connection's name, same as `name`. */
-    connection: string;
-    /** Bridge extension: the URL a person opens to sign in, same as `authorization.url`. */
-    authUrl: string;
   };
   /** Bridge extension, ignored by `eve/client`: the token was stored. */
   'authorization.granted': StepCoordinates & { name: string; connection: string; attemptId: string; principalId?: string };
@@ -114,19 +130,50 @@ export interface EveEventDataMap {
     principalId?: string;
     reason?: string;
   };
-  'step.completed': StepCoordinates & { finishReason: FinishReason; usage?: Usage };
+  'approval.candidate': StepCoordinates & {
+    candidateId: string;
+    outcome: ApprovalCandidateOutcome;
+    requestId: string;
+    responderPrincipalId: string;
+    reason?: string;
+  };
+  'approval.settled': StepCoordinates & { outcome: 'approved' | 'cancelled'; requestId: string; responderPrincipalId: string };
+  /** A child agent's session began (a subagent, or a remote agent at `remote.url`). */
+  'agent.started': {
+    callId: string;
+    turnId: string;
+    taskId?: string;
+    name: string;
+    sessionId: string;
+    streamPath: string;
+    remote?: { resolverId?: string; url: string };
+  };
+  'task.started': { callId: string; kind: 'agent' | 'tool'; name: string; taskId: string; turnId: string };
+  'task.settled': {
+    callId: string;
+    taskId: string;
+    turnId: string;
+    status: TaskStatus;
+    kind?: 'agent' | 'tool';
+    name?: string;
+    output?: JsonValue;
+    error?: { message: string };
+    cancel?: { reason: TaskCancelReason };
+  };
+  'step.completed': StepCoordinates & { finishReason: FinishReason; usage?: StepUsage };
   'step.failed': StepCoordinates & ErrorDetails;
-  'turn.waiting': TurnCoordinates & { on: 'input' | 'tasks' };
+  'turn.waiting': TurnCoordinates & { on: 'input' | 'tasks'; usage?: TokenUsage };
   'turn.completed': TurnCoordinates;
   'turn.cancelled': TurnCoordinates;
   'turn.failed': TurnCoordinates & ErrorDetails & { terminal: boolean };
-  'result.completed': StepCoordinates & { result: unknown };
+  'result.completed': StepCoordinates & { result: JsonValue };
   'context.cleared': TurnCoordinates & { sessionId: string };
   'compaction.requested': StepCoordinates & { sessionId: string; modelId: string; usageInputTokens: number | null };
   'compaction.completed': StepCoordinates & { sessionId: string; modelId: string };
-  'session.waiting': { continuationToken: ''; wait: 'next-user-message'; usage?: Usage };
-  'session.completed': { usage?: Usage };
-  'session.failed': ErrorDetails & { sessionId: string; usage?: Usage };
+  'session.waiting': { continuationToken: ''; wait: 'next-user-message'; usage?: TokenUsage };
+  /** Without usage to report, no `data` at all, as Eve sends it. */
+  'session.completed': { usage: TokenUsage } | undefined;
+  'session.failed': ErrorDetails & { sessionId: string; usage?: TokenUsage };
 }
 
 export type EveEventType = keyof EveEventDataMap;

@@ -4,3 +4,5 @@ export * from './ndjson.ts';
 export * from './routes.ts';
 export * from './errors.ts';
 export * from './responses.ts';
+export * from './loopback.ts';
+export * from './json.ts';

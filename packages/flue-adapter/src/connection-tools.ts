@@ -8,6 +8,7 @@ import {
   modelFacingListing,
   ProvidedArgumentError,
   shapesListing,
+  parseJsonRpcCall,
   standInToolName,
   withProvidedArguments,
   type ConnectionAuthorizer,
@@ -430,13 +431,7 @@ function methodOf(body: RequestInit['body']): string | undefined {
 }
 
 function toolCallIn(body: RequestInit['body']): ToolCall | undefined {
-  if (typeof body !== 'string') return undefined;
-  try {
-    const message = JSON.parse(body) as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
-    if (message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
-    if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
-    return { id: message.id, name: message.params.name, arguments: message.params.arguments ?? {} };
-  } catch {
-    return undefined;
-  }
+  const call = typeof body === 'string' ? parseJsonRpcCall(body) : undefined;
+  if (call?.toolName === undefined || call.id === null) return undefined;
+  return { id: call.id, name: call.toolName, arguments: call.arguments ?? {} };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { init, observe, useTool, type AgentFunction, type AgentProps, type DeliveredMessage, type FlueObservation, type ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { sqlite, type StartOptions } from '@flue/runtime/node';
+import { toJsonObject } from '@eve-flue/eve-protocol';
 import {
   TurnError,
   type AgentDescription,
@@ -354,7 +355,7 @@ function toolCallsOf({ turn, translator }: TurnRun): TurnToolCalls {
         {
           kind: 'tool-approval',
           prompt: `Allow ${eveName}?`,
-          action: { kind: 'tool-call', callId, toolName: eveName, input },
+          action: { kind: 'tool-call', callId, toolName: eveName, input: toJsonObject(input) },
           options: [
             { id: 'approve', label: 'Approve', style: 'primary' },
             { id: 'deny', label: 'Deny', style: 'danger' },

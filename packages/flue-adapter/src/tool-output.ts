@@ -6,22 +6,26 @@
  * and the text is a JSON object or array. A result larger than `MAX_RESULT_BYTES` once
  * serialized is replaced by a marker that says so and how large it was.
  */
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import type { JsonObject, JsonValue } from '@eve-flue/eve-protocol';
+
 export const MAX_RESULT_BYTES = 1024 * 1024;
 
+/** A `tools/call` result as read off a JSON-RPC answer: JSON by construction. */
 export interface McpCallResult {
-  content?: { type: string; text?: string }[];
-  structuredContent?: unknown;
+  content?: (JsonObject & { type: string; text?: string })[];
+  structuredContent?: JsonValue;
   isError?: boolean;
 }
 
-export interface TruncatedOutput {
+export type TruncatedOutput = {
   truncated: true;
   /** Size of the serialized output the server sent, in bytes. */
   bytes: number;
   limitBytes: number;
-}
+};
 
-export function connectionToolOutput(result: McpCallResult, hasOutputSchema: boolean, limitBytes = MAX_RESULT_BYTES): unknown {
+export function connectionToolOutput(result: McpCallResult, hasOutputSchema: boolean, limitBytes = MAX_RESULT_BYTES): JsonValue {
   const blocks = result.content ?? [];
   const text = blocks
     .filter((block) => block.type === 'text' && typeof block.text === 'string')
@@ -40,11 +44,11 @@ export function connectionToolOutput(result: McpCallResult, hasOutputSchema: boo
 }
 
 /** Eve's `parseJsonText`: a JSON object or array, else the text as it is. */
-function parsedJsonText(text: string): unknown {
+function parsedJsonText(text: string): JsonValue {
   const trimmed = text.trim();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return text;
   try {
-    return JSON.parse(trimmed) as unknown;
+    return JSON.parse(trimmed) as JsonValue;
   } catch {
     return text;
   }
@@ -72,20 +76,5 @@ export async function readRpcMessages(body: ReadableStream<Uint8Array>, eventStr
     }
   };
   if (!eventStream) return emit(await new Response(body).text());
-  let buffered = '';
-  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
-    buffered += chunk;
-    const events = buffered.split(/\r?\n\r?\n/);
-    buffered = events.pop() ?? '';
-    for (const event of events) emit(dataOf(event));
-  }
-  if (buffered.trim()) emit(dataOf(buffered));
-}
-
-function dataOf(event: string): string {
-  return event
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).replace(/^ /, ''))
-    .join('\n');
+  for await (const event of body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())) emit(event.data);
 }

@@ -1,6 +1,6 @@
 import type { FlueObservation } from '@flue/runtime';
 import { TurnError, type TurnContext } from '@eve-flue/session-contract';
-import type { FinishReason, ToolCallAction, Usage } from '@eve-flue/eve-protocol';
+import { toJson, toJsonObject, type FinishReason, type JsonValue, type StepUsage, type ToolCallAction } from '@eve-flue/eve-protocol';
 import type { RecordedCall } from './connection-tools.ts';
 import type { LiveDelta } from './live-tap.ts';
 import { EveNamesInStream, withEveNames } from './eve-names.ts';
@@ -180,7 +180,7 @@ export class TurnTranslator {
     this.#inStep = false;
     const calls: ToolCallAction[] = (response.output?.content ?? [])
       .filter((part) => part.type === 'toolCall')
-      .map((call) => ({ kind: 'tool-call', callId: call.id, toolName: this.#toEveName(call.name), input: call.arguments }));
+      .map((call) => ({ kind: 'tool-call', callId: call.id, toolName: this.#toEveName(call.name), input: toJsonObject(call.arguments) }));
     const usage = toUsage(response.usage);
     this.#then(async () => {
       if (unstarted) await this.#turn.startStep(this.#modelId);
@@ -201,7 +201,7 @@ export class TurnTranslator {
     const key = this.#callKeys.get(observation.toolCallId);
     this.#callKeys.delete(observation.toolCallId);
     const recorded = key === undefined ? undefined : this.#recorded.get(key)?.shift();
-    const raw = observation.effectiveResult ?? resultText(observation.result);
+    const raw = toJson(observation.effectiveResult ?? resultText(observation.result));
     const text = typeof raw === 'string' ? withEveNames(raw, this.#toEveName) : raw;
     this.#then(async () => {
       const upstream = recorded && (await Promise.race([recorded, delay(RECORD_WAIT_MS)]));
@@ -244,18 +244,19 @@ function callKey(flueToolName: string, input: unknown): string {
   return `${flueToolName}\u0000${JSON.stringify(input ?? {})}`;
 }
 
-function resultText(result: unknown): unknown {
+function resultText(result: unknown): JsonValue {
   const content = (result as { content?: { type: string; text?: string }[] })?.content;
-  if (!Array.isArray(content)) return result;
+  if (!Array.isArray(content)) return toJson(result);
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('');
 }
 
-function toUsage(usage: Observation<'turn'>['response']['usage']): Usage | undefined {
+function toUsage(usage: Observation<'turn'>['response']['usage']): StepUsage | undefined {
   if (!usage) return undefined;
   return {
     inputTokens: usage.input,
     outputTokens: usage.output,
-    totalTokens: usage.totalTokens,
+    cacheReadTokens: usage.cacheRead,
+    cacheWriteTokens: usage.cacheWrite,
     ...(usage.cost.total > 0 ? { costUsd: usage.cost.total } : {}),
   };
 }

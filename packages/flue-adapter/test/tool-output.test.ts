@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { connectionToolOutput, readRpcMessages } from '../src/tool-output.ts';
+import { connectionToolOutput, readRpcMessages, type McpCallResult } from '../src/tool-output.ts';
 
 describe('connectionToolOutput', () => {
   test('structured content wins, once', () => {
@@ -16,7 +16,7 @@ describe('connectionToolOutput', () => {
 
   test('text stays text; other blocks come whole, with their data', () => {
     expect(connectionToolOutput({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, false)).toBe('a\nb');
-    const blocks = [
+    const blocks: NonNullable<McpCallResult['content']> = [
       { type: 'text', text: 'here' },
       { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
       { type: 'resource', resource: { uri: 'file:///x', blob: 'AAEC' } },

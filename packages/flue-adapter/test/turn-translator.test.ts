@@ -25,7 +25,7 @@ function recordingTurn(): { turn: TurnContext; calls: unknown[][] } {
 // Observations carry more than the translator reads; these are the parts it does.
 const observe = (observation: Record<string, unknown>) => observation as unknown as FlueObservation;
 const eveName = (flueName: string) => flueName.replace(/^mcp__/, 'connection__');
-const usage = { input: 3, output: 2, totalTokens: 5, cost: { total: 0 } };
+const usage = { input: 3, output: 2, cacheRead: 1, cacheWrite: 0, totalTokens: 5, cost: { total: 0 } };
 
 test('a model turn becomes one step: start, appends, the completed message, the end with usage', async () => {
   const { turn, calls } = recordingTurn();
@@ -40,7 +40,7 @@ test('a model turn becomes one step: start, appends, the completed message, the 
     ['emit', 'message.appended', { messageDelta: 'Hel' }],
     ['emit', 'message.appended', { messageDelta: 'lo' }],
     ['emit', 'message.completed', { message: 'Hello', finishReason: 'stop' }],
-    ['completeStep', { finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } }],
+    ['completeStep', { finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 2, cacheReadTokens: 1, cacheWriteTokens: 0 } }],
   ]);
 });
 

@@ -16,28 +16,31 @@ import {
   type ConversationStreamReadResult,
   type ConversationStreamStore,
 } from '@flue/runtime/adapter';
+import { z } from 'zod';
 import type { RedisContext } from './keys.ts';
-import type { SubmissionRow } from './submission-store.ts';
+import { parseSubmissionRow, type SubmissionRow } from './submission-store.ts';
 import type { Transaction } from './transactions.ts';
 
 /** A stream's head as stored: batches in the list, their count and the producer fence here. */
-interface StreamHead {
-  identity: ConversationStreamIdentity;
-  incarnation: string;
+/** A stream's head as stored; read back with this schema (another instance wrote it). */
+const streamHead = z.object({
+  identity: z.object({ agentName: z.string(), instanceId: z.string() }) satisfies z.ZodType<ConversationStreamIdentity>,
+  incarnation: z.string(),
   /** How many batches the stream holds (the next batch's offset). */
-  length: number;
-  producerId: string | null;
-  producerEpoch: number;
-  nextProducerSequence: number;
+  length: z.number(),
+  producerId: z.string().nullable(),
+  producerEpoch: z.number(),
+  nextProducerSequence: z.number(),
   /** The stream length when the current producer took over: its sequence n sits at epochStart + n. */
-  epochStart: number;
-}
+  epochStart: z.number(),
+});
+type StreamHead = z.infer<typeof streamHead>;
 
-interface StoredBatch {
-  data: string;
-  submissionId: string | null;
-  attemptId: string | null;
-}
+/** One batch as stored: Flue's records as JSON text, and the submission that appended them. */
+const storedBatch = z.object({ data: z.string(), submissionId: z.string().nullable(), attemptId: z.string().nullable() });
+type StoredBatch = z.infer<typeof storedBatch>;
+const parseBatch = (raw: string): StoredBatch => storedBatch.parse(JSON.parse(raw));
+const parseHead = (raw: string): StreamHead => streamHead.parse(JSON.parse(raw));
 
 type AppendInput = Parameters<ConversationStreamStore['append']>[0];
 
@@ -101,7 +104,8 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
       }
       if (input.producerSequence < head.nextProducerSequence) {
         const index = head.epochStart + input.producerSequence;
-        const stored = JSON.parse((await this.#db.redis.lindex(this.#db.keys.batches(path), index)) ?? 'null') as StoredBatch | null;
+        const raw = await this.#db.redis.lindex(this.#db.keys.batches(path), index);
+        const stored = raw === null ? null : parseBatch(raw);
         if (!stored || stored.data !== batch.data || stored.submissionId !== batch.submissionId || stored.attemptId !== batch.attemptId) {
           fail('append', path, 'Producer sequence has conflicting content.');
         }
@@ -129,7 +133,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
     const raws = end > after ? await this.#db.redis.lrange(this.#db.keys.batches(path), after + 1, end) : [];
     const batches = raws.map((raw, i) => ({
       offset: formatOffset(after + 1 + i),
-      records: JSON.parse((JSON.parse(raw) as StoredBatch).data) as ConversationRecord[],
+      records: JSON.parse(parseBatch(raw).data) as ConversationRecord[],
     }));
     return { batches, nextOffset: batches.at(-1)?.offset ?? formatOffset(after), upToDate: end >= last };
   }
@@ -165,12 +169,12 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
 
   async #head(tx: Transaction, path: string): Promise<StreamHead | undefined> {
     const raw = await tx.get(this.#db.keys.stream(path));
-    return raw ? (JSON.parse(raw) as StreamHead) : undefined;
+    return raw ? parseHead(raw) : undefined;
   }
 
   async #readHead(path: string): Promise<StreamHead | undefined> {
     const raw = await this.#db.redis.get(this.#db.keys.stream(path));
-    return raw ? (JSON.parse(raw) as StreamHead) : undefined;
+    return raw ? parseHead(raw) : undefined;
   }
 
   #putHead(tx: Transaction, path: string, head: StreamHead): void {
@@ -179,7 +183,7 @@ export class RedisConversationStreamStore implements ConversationStreamStore {
 
   async #row(tx: Transaction, submissionId: string): Promise<SubmissionRow | undefined> {
     const raw = await tx.get(this.#db.keys.submission(submissionId));
-    return raw ? (JSON.parse(raw) as SubmissionRow) : undefined;
+    return raw ? parseSubmissionRow(raw) : undefined;
   }
 
   /**

@@ -16,38 +16,50 @@ import {
   type SubmissionDurability,
   type SubmissionSettlementObligation,
 } from '@flue/runtime/adapter';
+import { z } from 'zod';
 import type { RedisContext } from './keys.ts';
 import type { Transaction } from './transactions.ts';
 
 type Status = AgentSubmission['status'];
-type Chunk = { itemId: string; index: number; count: number; data: string };
 type SettledRecord = SubmissionSettlementObligation['record'];
 
-/** A submission as stored: the SQL adapters' row, one JSON string per submission. */
-export interface SubmissionRow {
-  sequence: number;
-  submissionId: string;
-  sessionKey: string;
-  kind: 'dispatch' | 'direct';
-  payload: string;
-  status: Status;
-  acceptedAt: number;
-  canonicalReadyAt: number | null;
-  attemptId: string | null;
-  inputAppliedAt: number | null;
-  abortRequestedAt: number | null;
-  startedAt: number | null;
-  joinedInto: string | null;
-  error: string | null;
-  settledAt: number | null;
-  attemptCount: number;
-  maxAttempts: number;
-  timeoutAt: number;
-  ownerId: string | null;
-  leaseExpiresAt: number;
-  settlementRecordId: string | null;
-  settlementRecord: string | null;
-  chunks: Chunk[];
+const nullableNumber = z.number().nullable();
+const nullableString = z.string().nullable();
+
+/**
+ * A submission as stored: the SQL adapters' row, one JSON string per submission. Read back with
+ * this schema: another instance (or another version) may have written it.
+ */
+const submissionRow = z.object({
+  sequence: z.number(),
+  submissionId: z.string(),
+  sessionKey: z.string(),
+  kind: z.enum(['dispatch', 'direct']),
+  payload: z.string(),
+  status: z.enum(['queued', 'running', 'terminalizing', 'settled', 'joining', 'joined']) satisfies z.ZodType<Status>,
+  acceptedAt: z.number(),
+  canonicalReadyAt: nullableNumber,
+  attemptId: nullableString,
+  inputAppliedAt: nullableNumber,
+  abortRequestedAt: nullableNumber,
+  startedAt: nullableNumber,
+  joinedInto: nullableString,
+  error: nullableString,
+  settledAt: nullableNumber,
+  attemptCount: z.number(),
+  maxAttempts: z.number(),
+  timeoutAt: z.number(),
+  ownerId: nullableString,
+  leaseExpiresAt: z.number(),
+  settlementRecordId: nullableString,
+  settlementRecord: nullableString,
+  chunks: z.array(z.object({ itemId: z.string(), index: z.number(), count: z.number(), data: z.string() })),
+});
+export type SubmissionRow = z.infer<typeof submissionRow>;
+
+/** A stored submission row, checked; a row that does not match fails loudly rather than later. */
+export function parseSubmissionRow(raw: string): SubmissionRow {
+  return submissionRow.parse(JSON.parse(raw));
 }
 
 const UNSETTLED: ReadonlySet<Status> = new Set(['queued', 'running', 'terminalizing', 'joining', 'joined']);
@@ -66,7 +78,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
 
   async getSubmission(submissionId: string): Promise<AgentSubmission | null> {
     const raw = await this.#db.redis.get(this.#db.keys.submission(submissionId));
-    return raw ? parseSubmission(JSON.parse(raw) as SubmissionRow) : null;
+    return raw ? parseSubmission(parseSubmissionRow(raw)) : null;
   }
 
   async hasUnsettledSubmissions(): Promise<boolean> {
@@ -306,7 +318,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
   /** Reads a row inside a transaction (watching it). */
   async #row(tx: Transaction, submissionId: string): Promise<SubmissionRow | undefined> {
     const raw = await tx.get(this.#db.keys.submission(submissionId));
-    return raw ? (JSON.parse(raw) as SubmissionRow) : undefined;
+    return raw ? parseSubmissionRow(raw) : undefined;
   }
 
   /** The unsettled rows of one lane, in admission order (watching the lane and each row). */
@@ -326,7 +338,7 @@ export class RedisSubmissionStore implements AgentSubmissionStore {
     const raws = await this.#db.redis.mget(ids.map((id) => this.#db.keys.submission(id)));
     return raws.flatMap((raw) => {
       if (!raw) return [];
-      const row = JSON.parse(raw) as SubmissionRow;
+      const row = parseSubmissionRow(raw);
       return UNSETTLED.has(row.status) ? [row] : [];
     });
   }

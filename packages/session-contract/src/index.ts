@@ -33,3 +33,4 @@ export { silentLogger, type Logger } from './logger.ts';
 export { SessionTakenOverError, StoreUnavailableError, storeCall } from './store-errors.ts';
 export { parseJson } from './json.ts';
 export type { Channels } from './channels.ts';
+export { DEFAULT_REDIS_PREFIX, RedisKeyspace } from './redis-keys.ts';

@@ -2,6 +2,7 @@ import type {
   EveEventDataMap,
   InputRequest,
   InputResolution,
+  JsonObject,
 } from '@eve-flue/eve-protocol';
 import type { MessageInput } from './commands.ts';
 import type { Principal } from './principal.ts';
@@ -73,7 +74,7 @@ export interface TurnContext {
   startStep(modelId: string): Promise<number>;
   emit<T extends StepEventType>(type: T, data: StepEventData<T>): Promise<void>;
   completeStep(end: StepEnd): Promise<void>;
-  failStep(error: { code: string; message: string; details?: Record<string, unknown> }): Promise<void>;
+  failStep(error: { code: string; message: string; details?: JsonObject }): Promise<void>;
   /** Parks the turn on human input (`input.requested` + `turn.waiting`) until it is answered. */
   requestInput(questions: readonly InputQuestion[]): Promise<InputResolution[]>;
   /**

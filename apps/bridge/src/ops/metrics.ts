@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Journal, ServerObserver } from '@eve-flue/compat-server';
+import { sendRefusal, type Journal, type ServerObserver } from '@eve-flue/compat-server';
 
 /** Prometheus metrics of one bridge instance (prom-client, text format). */
 export class BridgeMetrics {
@@ -161,12 +161,12 @@ function watchRedisCommands(): void {
 export async function serveMetrics(metrics: BridgeMetrics, port: number): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, code: 'not_found', error: 'No such route.' }));
+      sendRefusal(response, 'not_found', 'No such route.');
       return;
     }
     metrics.registry.metrics().then(
       (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' }).end(text),
-      () => response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, code: 'service_unavailable', error: 'Metrics could not be collected.' })),
+      () => sendRefusal(response, 'service_unavailable', 'Metrics could not be collected.'),
     );
   });
   server.listen(port, '127.0.0.1');

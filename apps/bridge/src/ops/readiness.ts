@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { errorBody } from '@eve-flue/eve-protocol';
+import { sendRefusal } from '@eve-flue/compat-server';
 
 /** Checks one store; rejects when it cannot be reached. */
 export type StoreProbe = () => Promise<void>;
@@ -38,12 +38,12 @@ export class Readiness {
       response.set('cache-control', 'no-store');
       if (this.#state !== 'ready') {
         const reason = this.#state === 'starting' ? 'This instance is starting.' : 'This instance is shutting down.';
-        return void response.status(503).json(errorBody('service_unavailable', reason));
+        return void sendRefusal(response, 'service_unavailable', reason);
       }
       try {
         await Promise.all(this.#probes.map((probe) => withTimeout(probe(), PROBE_TIMEOUT_MS)));
       } catch {
-        return void response.status(503).json(errorBody('service_unavailable', 'A store this instance needs cannot be reached.'));
+        return void sendRefusal(response, 'service_unavailable', 'A store this instance needs cannot be reached.');
       }
       response.json({ ok: true, status: 'ready' });
     };
@@ -53,7 +53,7 @@ export class Readiness {
   refuseNewTurns(): RequestHandler {
     return (request, response, next) => {
       if (this.#state !== 'draining' || request.method !== 'POST' || !STARTS_TURN.test(request.path)) return next();
-      response.status(503).set('retry-after', '1').json(errorBody('service_unavailable', 'This instance is shutting down; send again.'));
+      sendRefusal(response, 'service_unavailable', 'This instance is shutting down; send again.', { headers: { 'retry-after': '1' } });
     };
   }
 }

@@ -283,7 +283,7 @@ const renderers = {
     const item = addItem(current, type, 'auth');
     const challenge = data.authorization ?? {};
     const label = `Sign in to ${challenge.displayName || data.name}`;
-    const url = safeHttpUrl(challenge.url ?? data.authUrl);
+    const url = safeHttpUrl(challenge.url);
     if (url) {
       const link = element('a', 'sign-in', label);
       Object.assign(link, { href: url, target: '_blank', rel: 'noopener noreferrer' });

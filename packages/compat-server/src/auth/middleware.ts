@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { ERRORS, errorBody } from '@eve-flue/eve-protocol';
+import { sendRefusal } from '../http/refusal.ts';
 import type { Principal, RouteAuthContext, RouteAuthPolicy } from './route-auth.ts';
 import { authenticate, type AuthRefusal } from './walk.ts';
 
@@ -21,7 +21,7 @@ export function refusalHeaders(refusal: AuthRefusal): Record<string, string | st
 }
 
 function refuse(response: Response, refusal: AuthRefusal): void {
-  response.status(ERRORS[refusal.code].status).set(refusalHeaders(refusal)).json(errorBody(refusal.code, refusal.message));
+  sendRefusal(response, refusal.code, refusal.message, { headers: refusalHeaders(refusal) });
 }
 
 /** Admits a request through `auth`, or anonymously when `auth` is undefined (development only). */

@@ -1,9 +1,10 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ZodError } from 'zod';
-import { ERRORS, errorBody, type ErrorCode } from '@eve-flue/eve-protocol';
+import type { ErrorCode } from '@eve-flue/eve-protocol';
 import type { Logger } from '../logger.ts';
 import { SessionTakenOverError, StoreUnavailableError } from '../journal/errors.ts';
 import { RequestError } from '../session/errors.ts';
+import { sendRefusal } from './refusal.ts';
 
 const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   404: 'not_found',
@@ -57,10 +58,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const { code, message } = refusal ?? { code: 'internal_error', message: 'The bridge failed to handle this request.' };
     const details = error instanceof RequestError ? error.details : undefined;
-    response.status(ERRORS[code].status).json({ ...details, ...errorBody(code, message) });
+    sendRefusal(response, code, message, details ? { details } : {});
   };
 }
 
 export const notFound: RequestHandler = (_request, response) => {
-  response.status(ERRORS.not_found.status).json(errorBody('not_found', 'No such route.'));
+  sendRefusal(response, 'not_found', 'No such route.');
 };

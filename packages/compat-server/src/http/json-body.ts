@@ -1,9 +1,10 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request, RequestHandler, Response } from 'express';
-import { ERRORS, errorBody } from '@eve-flue/eve-protocol';
+import { errorBody } from '@eve-flue/eve-protocol';
 import { RequestError } from '../session/errors.ts';
 import { checkDepth, type RequestLimits } from './limits.ts';
+import { sendRefusal } from './refusal.ts';
 
 /**
  * How long a refused sender gets to read its 413 before the connection is cut. Meanwhile what it
@@ -94,7 +95,7 @@ const tooLargeErrorBody = (maxBodyBytes: number) => errorBody('payload_too_large
 function refuseTooLarge(request: Request, response: Response, body: unknown): void {
   request.unpipe();
   request.resume();
-  response.status(ERRORS.payload_too_large.status).set('cache-control', 'no-store').json(body);
+  sendRefusal(response, 'payload_too_large', 'The request body is too large.', { body });
   // Not `connection: close`: Node would close the socket as soon as the 413 is written, while the
   // sender is still writing, and the sender would see a reset instead of the answer. A sender that
   // is still sending when the grace ends is cut off.

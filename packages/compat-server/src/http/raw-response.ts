@@ -1,21 +1,16 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ERRORS, errorBody, type ErrorCode } from '@eve-flue/eve-protocol';
+import type { ErrorCode } from '@eve-flue/eve-protocol';
+import { refusalResponse, type RefusalHeaders } from './refusal.ts';
 
 /**
  * A JSON error in Eve's shape, written straight to a socket (before an upgrade, or for a request
  * Node could not parse). Returns the status, for whoever reports refusals.
  */
-export function refuse(socket: Duplex, code: ErrorCode, message: string, headers: Record<string, string | readonly string[]> = {}): number {
-  const { status } = ERRORS[code];
-  const body = JSON.stringify(errorBody(code, message));
-  writeResponse(socket, status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    'cache-control': 'no-store',
-    ...headers,
-  }, body);
+export function refuse(socket: Duplex, code: ErrorCode, message: string, headers: RefusalHeaders = {}): number {
+  const { status, headers: head, body } = refusalResponse(code, message, headers);
+  writeResponse(socket, status, head, body);
   return status;
 }
 

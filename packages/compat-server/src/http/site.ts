@@ -1,8 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import { LOOPBACK_HOSTNAMES } from '@eve-flue/eve-protocol';
 import type { Refusal } from './errors.ts';
-
-/** Names a browser may use for a server bound to a loopback interface. */
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /** Where the bridge is reachable: the `Host` names it answers to and the browser origins that are its own. */
 export interface SiteOptions {
@@ -24,7 +22,7 @@ export function site({ publicUrl, loopbackPort }: SiteOptions): Site {
   const hosts = new Set([publicOrigin.hostname.toLowerCase()]);
   const origins = new Set([publicOrigin.origin]);
   if (loopbackPort !== undefined) {
-    for (const name of LOOPBACK_NAMES) {
+    for (const name of LOOPBACK_HOSTNAMES) {
       hosts.add(name);
       origins.add(`http://${name}:${loopbackPort}`);
     }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
+import { RedisKeyspace } from '@eve-flue/session-contract';
 import type { RedisConnections } from '../redis/connections.ts';
 import { SessionTakenOverError, storeCall } from './errors.ts';
 import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord, type TailListener } from './journal.ts';
@@ -75,7 +76,7 @@ export class RedisJournal implements Journal {
   readonly pollIntervalMs = 1_000;
   readonly #redis: Redis;
   readonly #connections: RedisConnections;
-  readonly #prefix: string;
+  readonly #keys: RedisKeyspace;
   readonly #listeners = new TailListeners();
   readonly #recent = new RecentLines();
   /** Per session with listeners here: stops listening to its channel. */
@@ -87,7 +88,7 @@ export class RedisJournal implements Journal {
   constructor(connections: RedisConnections, options: RedisJournalOptions = {}) {
     this.#connections = connections;
     this.#redis = connections.commands;
-    this.#prefix = options.prefix ?? 'eve:';
+    this.#keys = new RedisKeyspace(options.prefix);
     this.#fence = options.fence;
   }
 
@@ -102,37 +103,37 @@ export class RedisJournal implements Journal {
         this.#redis.eval(
           CREATE,
           2,
-          this.#key(`s:${record.id}`),
-          operationKey === undefined ? '' : this.#key(`op:${operationKey}`),
+          this.#keys.session(record.id),
+          operationKey === undefined ? '' : this.#keys.operation(operationKey),
           JSON.stringify(record),
           record.id,
-          this.#key('s:'),
+          this.#keys.sessionRecords,
         ) as Promise<string>,
     );
     return JSON.parse(stored) as SessionRecord;
   }
 
   async getSession(sessionId: string): Promise<SessionRecord | undefined> {
-    const stored = await storeCall(() => this.#redis.get(this.#key(`s:${sessionId}`)));
+    const stored = await storeCall(() => this.#redis.get(this.#keys.session(sessionId)));
     return stored ? (JSON.parse(stored) as SessionRecord) : undefined;
   }
 
   async listInterrupted(): Promise<SessionRecord[]> {
-    const ids = await storeCall(() => this.#redis.smembers(this.#key('active')));
+    const ids = await storeCall(() => this.#redis.smembers(this.#keys.activeSessions));
     if (ids.length === 0) return [];
-    const stored = await storeCall(() => this.#redis.mget(ids.map((id) => this.#key(`s:${id}`))));
+    const stored = await storeCall(() => this.#redis.mget(ids.map((id) => this.#keys.session(id))));
     return stored.filter((s): s is string => s !== null).map((s) => JSON.parse(s) as SessionRecord).filter((r) => r.activeTurn !== undefined);
   }
 
   async listEndedBefore(cutoff: number): Promise<string[]> {
-    return storeCall(() => this.#redis.zrangebyscore(this.#key('ended'), '-inf', `(${cutoff}`));
+    return storeCall(() => this.#redis.zrangebyscore(this.#keys.endedSessions, '-inf', `(${cutoff}`));
   }
 
   async dropEvents(sessionId: string): Promise<void> {
     const record = await this.getSession(sessionId);
     await storeCall(async () => {
-      const multi = this.#redis.multi().del(this.#key(`e:${sessionId}`)).zrem(this.#key('ended'), sessionId);
-      if (record) multi.set(this.#key(`s:${sessionId}`), JSON.stringify({ ...record, eventsDropped: true }));
+      const multi = this.#redis.multi().del(this.#keys.events(sessionId)).zrem(this.#keys.endedSessions, sessionId);
+      if (record) multi.set(this.#keys.session(sessionId), JSON.stringify({ ...record, eventsDropped: true }));
       await multi.exec();
     });
     this.#recent.forget(sessionId);
@@ -144,7 +145,7 @@ export class RedisJournal implements Journal {
 
   async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
     for (;;) {
-      const length = await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)));
+      const length = await storeCall(() => this.#redis.xlen(this.#keys.events(sessionId)));
       const events = drafts.map((draft, i) => envelope(draft, length + i, options.deliveryIds));
       const lines = events.map(serializeEvent);
       const tail = await this.#append(sessionId, lines, options.record, length);
@@ -158,7 +159,7 @@ export class RedisJournal implements Journal {
   async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
     const cached = this.#recent.read(sessionId, from, limit);
     if (cached && cached.length > 0) return cached;
-    const entries = await storeCall(() => this.#redis.xrange(this.#key(`e:${sessionId}`), `0-${from + 1}`, '+', 'COUNT', limit));
+    const entries = await storeCall(() => this.#redis.xrange(this.#keys.events(sessionId), `0-${from + 1}`, '+', 'COUNT', limit));
     return entries.map(([id, fields]) => {
       const line = fields[1]!;
       return { index: Number(id.split('-')[1]) - 1, type: typeOf(line), line };
@@ -166,12 +167,12 @@ export class RedisJournal implements Journal {
   }
 
   async tail(sessionId: string): Promise<number> {
-    return (await storeCall(() => this.#redis.xlen(this.#key(`e:${sessionId}`)))) - 1;
+    return (await storeCall(() => this.#redis.xlen(this.#keys.events(sessionId)))) - 1;
   }
 
   subscribe(sessionId: string, listener: TailListener): void {
     if (!this.#listeners.add(sessionId, listener)) return;
-    const channel = this.#key(`appended:${sessionId}`);
+    const channel = this.#keys.appended(sessionId);
     this.#channels.set(sessionId, this.#connections.channels.listen(channel, (message) => this.#listeners.notify(sessionId, Number(message))));
     // Notifications missed while the connection is down cannot be replayed: followers must end.
     this.#stopLost ??= this.#connections.channels.onLost(() => this.#listeners.lost());
@@ -195,14 +196,14 @@ export class RedisJournal implements Journal {
         this.#redis.eval(
           APPEND,
           5,
-          this.#key(`e:${sessionId}`),
-          this.#key(`s:${sessionId}`),
-          this.#key('active'),
-          this.#key('ended'),
+          this.#keys.events(sessionId),
+          this.#keys.session(sessionId),
+          this.#keys.activeSessions,
+          this.#keys.endedSessions,
           // Unfenced, the lease key is never read: any key of the session stands in.
-          this.#fence?.key(sessionId) ?? this.#key(`s:${sessionId}`),
+          this.#fence?.key(sessionId) ?? this.#keys.session(sessionId),
           String(expectedLength),
-          this.#key(`appended:${sessionId}`),
+          this.#keys.appended(sessionId),
           record ? JSON.stringify(record) : '',
           record?.activeTurn ? '1' : '0',
           record?.status === 'ended' ? String(record.endedAt) : '',
@@ -214,9 +215,6 @@ export class RedisJournal implements Journal {
     return Number(result);
   }
 
-  #key(suffix: string): string {
-    return `${this.#prefix}${suffix}`;
-  }
 
 }
 

@@ -3,12 +3,12 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
-import { ERRORS, errorBody } from '@eve-flue/eve-protocol';
 import type { AgentRuntime, Principal } from '@eve-flue/session-contract';
 import { identified, refusalHeaders } from '../auth/middleware.ts';
 import type { RouteAuthContext, RouteAuthPolicy } from '../auth/route-auth.ts';
 import { authenticate as walkRouteAuth } from '../auth/walk.ts';
 import { isJson, readJsonBody } from '../http/json-body.ts';
+import { sendRefusal } from '../http/refusal.ts';
 import type { RequestLimits } from '../http/limits.ts';
 import type { Site } from '../http/site.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -116,10 +116,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
     const oauth = options.oauth;
     const challenges =
       refusal.code === 'unauthorized' && oauth ? withResourceMetadata(refusal.challenges, { url: addresses(request).metadata, ...(oauth.scopes ? { scopes: oauth.scopes } : {}) }) : refusal.challenges;
-    response
-      .status(ERRORS[refusal.code].status)
-      .set(refusalHeaders({ ...refusal, challenges }))
-      .json(errorBody(refusal.code, refusal.message));
+    sendRefusal(response, refusal.code, refusal.message, { headers: refusalHeaders({ ...refusal, challenges }) });
     return undefined;
   };
 
@@ -168,11 +165,12 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       if (!caller) return;
       // Stateless, as Eve's: no stream to resume (GET) and no MCP session to end (DELETE).
       if (request.method !== 'POST') {
-        response.status(405).set('allow', 'POST').json(rpcError(-32000, 'Method not allowed.'));
+        sendRefusal(response, 'method_not_allowed', 'Method not allowed.', { headers: { allow: 'POST' }, body: rpcError(-32000, 'Method not allowed.') });
         return;
       }
       if (!isJson(request.headers['content-type'])) {
-        response.status(ERRORS.unsupported_media_type.status).json(rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'));
+        const message = 'Unsupported Media Type: Content-Type must be application/json';
+        sendRefusal(response, 'unsupported_media_type', message, { body: rpcError(-32000, message) });
         return;
       }
       response.locals.principal = caller.principal;
@@ -213,10 +211,11 @@ function rpcErrors(logger: Logger): ErrorRequestHandler {
   return (error: unknown, request, response, _next) => {
     if (response.headersSent) return void response.end();
     if (error instanceof RequestError) {
-      response.status(ERRORS[error.code].status).json(rpcError(error.code === 'invalid_json' ? -32700 : -32000, error.code === 'invalid_json' ? 'Parse error' : error.message));
+      const parse = error.code === 'invalid_json';
+      sendRefusal(response, error.code, error.message, { body: rpcError(parse ? -32700 : -32000, parse ? 'Parse error' : error.message) });
       return;
     }
     logger.error({ err: error, path: request.path }, 'MCP request failed');
-    response.status(500).json(rpcError(-32603, 'Internal error'));
+    sendRefusal(response, 'internal_error', 'Internal error', { body: rpcError(-32603, 'Internal error') });
   };
 }

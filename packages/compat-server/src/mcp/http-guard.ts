@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { sendRefusal } from '../http/refusal.ts';
 import type { Site } from '../http/site.ts';
 
 /**
@@ -21,7 +22,7 @@ export function requestOrigin(request: Request, publicUrl: string | undefined): 
 }
 
 function refuse(response: Response, message: string): false {
-  response.status(403).set('cache-control', 'no-store').json(rpcError(-32000, message));
+  sendRefusal(response, 'forbidden', message, { body: rpcError(-32000, message) });
   return false;
 }
 

@@ -448,7 +448,7 @@ export class SessionManager implements Sessions {
     await session.worker;
     const { record, log } = session;
     const ended: SessionRecord = { ...record, status: 'ended', endedAt: this.#now() };
-    await log.write([{ type: 'session.completed', data: {} }], [], ended);
+    await log.write([{ type: 'session.completed', data: undefined }], [], ended);
     Object.assign(record, ended);
     this.#dropLive(record.id);
     await this.#runtime.endSession?.(record.id);

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import { z } from 'zod';
 import { isErrorCode, type ErrorCode } from '@eve-flue/eve-protocol';
-import { encodeCommand, parseJson, sessionCommand, type SessionBoundCommand } from '@eve-flue/session-contract';
+import { encodeCommand, parseJson, RedisKeyspace, sessionCommand, type SessionBoundCommand } from '@eve-flue/session-contract';
 import { storeCall } from '../journal/errors.ts';
 import type { RedisConnections } from '../redis/connections.ts';
 import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster } from './cluster.ts';
@@ -56,7 +56,7 @@ export class RedisSessionCluster implements SessionCluster {
   readonly #redis: Redis;
   readonly #connections: RedisConnections;
   readonly #stopListening: () => void;
-  readonly #prefix: string;
+  readonly #keys: RedisKeyspace;
   readonly #leaseMs: number;
   readonly #forwardTimeoutMs: number;
   readonly #held = new Set<string>();
@@ -67,7 +67,7 @@ export class RedisSessionCluster implements SessionCluster {
   constructor(connections: RedisConnections, options: RedisClusterOptions = {}) {
     this.#connections = connections;
     this.#redis = connections.commands;
-    this.#prefix = options.prefix ?? 'eve:';
+    this.#keys = new RedisKeyspace(options.prefix);
     this.#leaseMs = options.leaseMs ?? 3_000;
     this.#forwardTimeoutMs = options.forwardTimeoutMs ?? 10_000;
     this.#stopListening = connections.channels.listen(this.#inbox(this.instanceId), (message) => void this.#receive(message));
@@ -182,11 +182,11 @@ export class RedisSessionCluster implements SessionCluster {
   }
 
   #lease(sessionId: string): string {
-    return `${this.#prefix}owner:${sessionId}`;
+    return this.#keys.owner(sessionId);
   }
 
   #inbox(instanceId: string): string {
-    return `${this.#prefix}inbox:${instanceId}`;
+    return this.#keys.inbox(instanceId);
   }
 
 }

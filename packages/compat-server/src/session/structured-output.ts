@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { TurnError } from '@eve-flue/session-contract';
+import type { JsonValue } from '@eve-flue/eve-protocol';
 import { RequestError } from './errors.ts';
 
 const ajv = new Ajv({ allErrors: false, strict: false });
@@ -23,11 +24,12 @@ export function compileOutputSchema(schema: Record<string, unknown>): ValidateFu
  * A turn's structured output: its final answer read as JSON (a fenced block or the bare text)
  * and checked against the schema. An answer that is not such a value fails the turn, with why.
  */
-export function structuredOutput(schema: Record<string, unknown>, answer: string): unknown {
+export function structuredOutput(schema: Record<string, unknown>, answer: string): JsonValue {
   const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n```\s*$/u.exec(answer);
-  let value: unknown;
+  // Parsed from JSON text: a JSON value.
+  let value: JsonValue;
   try {
-    value = JSON.parse(fenced ? fenced[1]! : answer);
+    value = JSON.parse(fenced ? fenced[1]! : answer) as JsonValue;
   } catch {
     throw new TurnError('invalid_output', 'The agent did not answer with JSON matching the output schema.');
   }

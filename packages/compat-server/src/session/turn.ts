@@ -4,6 +4,7 @@ import type {
   InputRequest,
   InputResolution,
   InputResponse,
+  JsonObject,
   TurnCoordinates,
 } from '@eve-flue/eve-protocol';
 import type { Principal } from '../auth/route-auth.ts';
@@ -136,7 +137,7 @@ export class Turn implements TurnContext {
     await this.write([{ type: 'step.completed', data: { ...this.#stepCoordinates(), ...end } }]);
   }
 
-  async failStep(error: { code: string; message: string; details?: Record<string, unknown> }): Promise<void> {
+  async failStep(error: { code: string; message: string; details?: JsonObject }): Promise<void> {
     await this.write([{ type: 'step.failed', data: { ...this.#stepCoordinates(), ...error } }]);
   }
 
@@ -174,8 +175,6 @@ export class Turn implements TurnContext {
           description: challenge.description,
           authorization: { url: challenge.url, displayName: challenge.displayName, expiresAt: new Date(challenge.expiresAt).toISOString() },
           webhookUrl: challenge.webhookUrl,
-          connection: challenge.name,
-          authUrl: challenge.url,
         },
       },
       { type: 'turn.waiting', data: { ...this.coordinates, on: 'input' } },

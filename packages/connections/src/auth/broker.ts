@@ -31,16 +31,17 @@ export interface SignInAttempt {
 }
 
 export type CallbackResult =
-  | { kind: 'refused'; status: 400 | 404; message: string }
+  | { kind: 'refused'; code: 'invalid_request'; message: string }
   | { kind: 'finished'; flowId: string; connection: string; outcome: SignInOutcome };
 
 /**
  * What opening a start link leads to: on to the provider (with a new binding secret for a browser
- * that just took the flow), or a refusal: 404 no such live flow, 409 another browser owns it.
+ * that just took the flow), or a refusal: `not_found` no such live flow, `sign_in_taken` another
+ * browser owns it. Error codes of the `ERRORS` table: the routes give them their status.
  */
 export type StartResult =
   | { kind: 'bound'; authorizationUrl: string; maxAgeSeconds: number; bindingSecret?: string }
-  | { kind: 'refused'; status: 404 | 409 };
+  | { kind: 'refused'; code: 'not_found' | 'sign_in_taken' };
 
 const CALLBACK_PATH = `${EVE_BASE_PATH}${BRIDGE_ROUTES.oauthCallback}`;
 /** The cookie that binds a flow to the browser that opened its start URL (RFC 9700 §2.1). */
@@ -180,21 +181,21 @@ export class SignInBroker {
    */
   async bindBrowser(flowId: string, bindingSecretOf: (flowId: string) => string | undefined): Promise<StartResult> {
     const flow = await this.#store.getFlow(flowId);
-    if (!flow || flow.expiresAt <= this.#now()) return { kind: 'refused', status: 404 };
+    if (!flow || flow.expiresAt <= this.#now()) return { kind: 'refused', code: 'not_found' };
     const onward = { authorizationUrl: flow.authorizationUrl, maxAgeSeconds: Math.ceil((flow.expiresAt - this.#now()) / 1000) };
     if (flow.bindingHash) {
       const presented = bindingSecretOf(flowId);
-      return presented !== undefined && matchesHash(presented, flow.bindingHash) ? { kind: 'bound', ...onward } : { kind: 'refused', status: 409 };
+      return presented !== undefined && matchesHash(presented, flow.bindingHash) ? { kind: 'bound', ...onward } : { kind: 'refused', code: 'sign_in_taken' };
     }
     const bindingSecret = randomSecret();
     const binding = await this.#store.bindFlow(flowId, sha256(bindingSecret));
-    if (binding === 'gone') return { kind: 'refused', status: 404 };
-    if (binding === 'owned') return { kind: 'refused', status: 409 };
+    if (binding === 'gone') return { kind: 'refused', code: 'not_found' };
+    if (binding === 'owned') return { kind: 'refused', code: 'sign_in_taken' };
     return { kind: 'bound', bindingSecret, ...onward };
   }
 
   /**
-   * The provider sent the browser back. Refuses (4xx, nothing changed) unless `state` names a
+   * The provider sent the browser back. Refuses (`invalid_request`, nothing changed) unless `state` names a
    * live flow, its secret matches, and the browser carries the flow's binding cookie; then takes
    * the flow (single use) before exchanging the code.
    */
@@ -202,21 +203,21 @@ export class SignInBroker {
     const state = callbackUrl.searchParams.get('state') ?? '';
     const [flowId = '', secret = ''] = state.split('.');
     const flow = flowId && secret ? await this.#store.getFlow(flowId) : undefined;
-    if (!flow || !matchesHash(secret, flow.secretHash)) return { kind: 'refused', status: 400, message: 'This sign-in link is not valid.' };
+    if (!flow || !matchesHash(secret, flow.secretHash)) return { kind: 'refused', code: 'invalid_request', message: 'This sign-in link is not valid.' };
     const binding = bindingSecretOf(flowId);
     if (!flow.bindingHash || binding === undefined || !matchesHash(binding, flow.bindingHash)) {
-      return { kind: 'refused', status: 400, message: 'This sign-in was started in another browser. Open the sign-in link again from your app.' };
+      return { kind: 'refused', code: 'invalid_request', message: 'This sign-in was started in another browser. Open the sign-in link again from your app.' };
     }
     if (flow.expiresAt <= this.#now()) {
       await this.#store.takeFlow(flowId);
-      return { kind: 'refused', status: 400, message: 'This sign-in has expired. Ask again from your app.' };
+      return { kind: 'refused', code: 'invalid_request', message: 'This sign-in has expired. Ask again from your app.' };
     }
     const error = callbackUrl.searchParams.get('error');
     const needsCode = this.#backend(flow.connection).requiresCode !== false;
-    if (needsCode && !error && !callbackUrl.searchParams.get('code')) return { kind: 'refused', status: 400, message: 'The provider sent no authorization code.' };
+    if (needsCode && !error && !callbackUrl.searchParams.get('code')) return { kind: 'refused', code: 'invalid_request', message: 'The provider sent no authorization code.' };
     // Single use: whoever takes the flow first finishes it; a replay finds nothing.
     const taken = await this.#store.takeFlow(flowId);
-    if (!taken) return { kind: 'refused', status: 400, message: 'This sign-in link is not valid.' };
+    if (!taken) return { kind: 'refused', code: 'invalid_request', message: 'This sign-in link is not valid.' };
     const outcome = await this.#finish(taken, callbackUrl, state);
     this.#settle(flowId, outcome);
     await this.#events?.publish(flowId, outcome);

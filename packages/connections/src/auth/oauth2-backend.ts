@@ -1,4 +1,5 @@
 import * as oauth from 'openid-client';
+import { isLoopbackHostname } from '@eve-flue/eve-protocol';
 import { discoverAuthorizationServerMetadata, discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { FlueConnectionDefinition, OAuth2Settings } from '../definition.ts';
@@ -8,12 +9,10 @@ import { guardedFetch } from './outbound-guard.ts';
 import type { AuthStore } from './store.ts';
 import type { FlowData, TokenSet } from './types.ts';
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
 /** Plain http is allowed for loopback hosts only (local development and tests). */
 function isLoopbackHttp(url: string): boolean {
   const parsed = new URL(url);
-  return parsed.protocol === 'http:' && LOOPBACK.has(parsed.hostname);
+  return parsed.protocol === 'http:' && isLoopbackHostname(parsed.hostname);
 }
 
 function assertSafeUrl(url: string, what: string): void {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { parseJson, signInOutcome, storeCall, type Channels } from '@eve-flue/session-contract';
+import { DEFAULT_REDIS_PREFIX, parseJson, RedisKeyspace, signInOutcome, storeCall, type Channels } from '@eve-flue/session-contract';
 import type { Sealer } from './sealer.ts';
 import type { AuthStore, FlowBinding } from './store.ts';
 import type { PendingFlow, RegisteredClient, SignInEvents, SignInOutcome, SubjectKey, TokenSet } from './types.ts';
@@ -19,12 +19,12 @@ const redisCall = <T>(command: () => Promise<T>) => storeCall(command, STORE);
 export class RedisAuthStore implements AuthStore {
   readonly #redis: Redis;
   readonly #sealer: Sealer;
-  readonly #prefix: string;
+  readonly #keys: RedisKeyspace;
 
-  constructor(redis: Redis, sealer: Sealer, prefix = 'eve:') {
+  constructor(redis: Redis, sealer: Sealer, prefix = DEFAULT_REDIS_PREFIX) {
     this.#redis = redis;
     this.#sealer = sealer;
-    this.#prefix = `${prefix}auth:`;
+    this.#keys = new RedisKeyspace(prefix);
   }
 
   async getToken(subject: SubjectKey, connection: string): Promise<TokenSet | undefined> {
@@ -80,7 +80,7 @@ export class RedisAuthStore implements AuthStore {
   }
 
   #key(suffix: string): string {
-    return `${this.#prefix}${suffix}`;
+    return this.#keys.auth(suffix);
   }
 }
 
@@ -93,10 +93,10 @@ export class RedisSignInEvents implements SignInEvents {
   readonly #stopListening: () => void;
 
   /** `redis` publishes, `channels` hears: the instance's shared connections, closed by their owner. */
-  constructor(redis: Redis, channels: Channels, prefix = 'eve:') {
+  constructor(redis: Redis, channels: Channels, prefix = DEFAULT_REDIS_PREFIX) {
     this.#redis = redis;
     this.#channels = channels;
-    this.#channel = `${prefix}signin`;
+    this.#channel = new RedisKeyspace(prefix).signInChannel;
     this.#stopListening = channels.listen(this.#channel, (message) => {
       // Only what another instance of this bridge could have published reaches a parked turn.
       const parsed = signInEnd.safeParse(parseJson(message));

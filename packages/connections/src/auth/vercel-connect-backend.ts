@@ -73,7 +73,7 @@ export class VercelConnectBackend implements SignInBackend {
         // startAuthorization checks the callback URL locally; its message holds the URL (and so the state).
         throw new SignInError('failed', 'the bridge callback URL is not acceptable to Vercel Connect (it must be https, or http on localhost)');
       }
-      throw this.#describe(error);
+      throw this.#describe(error, connect);
     }
   }
 
@@ -95,7 +95,7 @@ export class VercelConnectBackend implements SignInBackend {
       await connect.revokeToken(this.#connector, { subject: connectSubject(subject) }, this.#auth());
       return true;
     } catch (error) {
-      throw this.#describe(error);
+      throw this.#describe(error, connect);
     }
   }
 
@@ -106,8 +106,8 @@ export class VercelConnectBackend implements SignInBackend {
     try {
       response = await connect.getTokenResponse(this.#connector, { subject: connectSubject(subject) }, { ...this.#auth(), ...(forceRefresh ? { forceRefresh } : {}) });
     } catch (error) {
-      if (isNamed(error, 'UserAuthorizationRequiredError') || isNamed(error, 'NoValidTokenError')) return undefined;
-      throw this.#describe(error);
+      if (error instanceof connect.UserAuthorizationRequiredError || error instanceof connect.NoValidTokenError) return undefined;
+      throw this.#describe(error, connect);
     }
     if (typeof response?.token !== 'string' || response.token === '') throw new SignInError('failed', 'Vercel Connect returned no token');
     return {
@@ -147,15 +147,16 @@ export class VercelConnectBackend implements SignInBackend {
   }
 
   /** A reason safe to show anyone: no tokens, no state, no upstream response bodies. */
-  #describe(error: unknown): SignInError {
+  #describe(error: unknown, connect: VercelConnectModule): SignInError {
     if (error instanceof SignInError) return error;
     if (isUnavailable(error)) {
       return this.#unavailable('no Vercel OIDC token (set VERCEL_OIDC_TOKEN, run on Vercel, or configure a Vercel token)');
     }
-    if (isNamed(error, 'ConnectorInstallationRequiredError')) {
+    if (error instanceof connect.ConnectorInstallationRequiredError) {
       return new SignInError('failed', `the Vercel Connect connector is not installed: attach "${this.#connector}" to this project (vercel connect attach)`);
     }
-    if (isConnectError(error)) {
+    // Every refusal of the Connect API, whatever its subclass.
+    if (error instanceof connect.ConnectError) {
       const { status, code } = error as { status?: unknown; code?: unknown };
       const parts = [
         typeof status === 'number' ? `HTTP ${status}` : undefined,
@@ -172,17 +173,9 @@ function connectSubject(subject: SubjectKey): ConnectTokenSubject {
   return { type: 'user', id: subject };
 }
 
-function isNamed(error: unknown, name: string): boolean {
-  return error instanceof Error && error.name === name;
-}
-
+/** `@vercel/oidc`'s error (Connect's own dependency, which exports no class of it): matched by name. */
 function isUnavailable(error: unknown): boolean {
-  return isNamed(error, 'VercelOidcTokenError');
-}
-
-/** ConnectError and its subclasses (matched by shape: the classes belong to the lazily loaded module). */
-function isConnectError(error: unknown): boolean {
-  return error instanceof Error && /^(ConnectError|NoValidTokenError|UserAuthorizationRequiredError|ConnectorInstallationRequiredError)$/.test(error.name);
+  return error instanceof Error && error.name === 'VercelOidcTokenError';
 }
 
 function isNetworkError(error: unknown): boolean {
