@@ -141,9 +141,14 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
     }
   };
 
+  // The agent's name is fixed for the process: asked of the runtime once, not on every request
+  // (describing the agent lists every tool).
+  let agentName: string | undefined;
+  const serverName = async (): Promise<string> => (agentName ??= (await deps.runtime.describe()).name);
+
   const serve: RequestHandler = async (request, response) => {
     const server = new Server(
-      { name: (await deps.runtime.describe()).name, version: VERSION },
+      { name: await serverName(), version: VERSION },
       { capabilities: { tools: { listChanged: false } }, ...(serveAgent ? { instructions: INSTRUCTIONS } : {}) },
     );
     const principal = response.locals.principal as Principal | undefined;
