@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { silentLogger } from '@eve-flue/compat-server';
 import { startBridge } from '@eve-flue/bridge';
 import { startDemoStack } from '@eve-flue/demo';
+import { answerStats } from './turn-load.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'eve-flue-bench-bridge-'));
 const [redis, prefix, tokenKey] = process.argv.slice(2);
@@ -16,24 +17,10 @@ const store = redis ? { store: { redis, prefix: prefix! }, tokenKey: tokenKey! }
 const demo = await startDemoStack({ ...store, dataDir, port: 0, mode: 'development', webPage: false });
 const bridge = await startBridge(demo.config, { logger: silentLogger });
 bridge.server.maxConnections = 20_000;
-let cpuFrom = process.cpuUsage();
-process.on('message', async (message) => {
-  if (message === 'mark') {
-    cpuFrom = process.cpuUsage();
-    process.send!({ marked: true });
-  } else if (message === 'stats') {
-    const cpu = process.cpuUsage(cpuFrom);
-    process.send!({ cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage().rss });
-  } else if (message === 'memory') {
-    // After a full collection when run with --expose-gc: what stays, not what waits for the collector.
-    (globalThis as { gc?: () => void }).gc?.();
-    const { rss, heapUsed } = process.memoryUsage();
-    process.send!({ rss, heapUsed });
-  } else if (message === 'stop') {
-    await bridge.close();
-    await demo.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  }
+answerStats(async () => {
+  await bridge.close();
+  await demo.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  process.exit(0);
 });
 process.send!({ url: bridge.url });

@@ -21,6 +21,31 @@ export function child(script: string, args: string[] = [], execArgv: string[] = 
   return fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
+/**
+ * A benchmark child's side of the IPC: `mark` starts a CPU measurement, `stats` answers the CPU
+ * used since and the RSS, `memory` the RSS and heap after a full collection (with --expose-gc),
+ * `stop` runs `stop`.
+ */
+export function answerStats(stop: () => Promise<void>): void {
+  let cpuFrom = process.cpuUsage();
+  process.on('message', async (message) => {
+    if (message === 'mark') {
+      cpuFrom = process.cpuUsage();
+      process.send!({ marked: true });
+    } else if (message === 'stats') {
+      const cpu = process.cpuUsage(cpuFrom);
+      process.send!({ cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage().rss });
+    } else if (message === 'memory') {
+      // After a full collection: what stays, not what waits for the collector.
+      (globalThis as { gc?: () => void }).gc?.();
+      const { rss, heapUsed } = process.memoryUsage();
+      process.send!({ rss, heapUsed });
+    } else if (message === 'stop') {
+      await stop();
+    }
+  });
+}
+
 export async function ask<T>(process: ChildProcess, message: string): Promise<T> {
   process.send(message);
   const [answer] = (await once(process, 'message')) as [T];
