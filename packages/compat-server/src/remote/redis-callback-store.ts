@@ -2,9 +2,11 @@ import { nanoid } from 'nanoid';
 import { storeCall } from '../journal/errors.ts';
 import type { RedisConnections } from '../redis/connections.ts';
 import type { CallbackStore, CallerBinding, OwedCallbacks } from './callback-store.ts';
+import { RedisScript } from '../redis/script.ts';
 
 /** KEYS: owed, index. ARGV: session id, binding JSON. Adds the binding (replacing one for the same message). */
-const BIND = `
+const BIND = new RedisScript(
+  `
 local owed
 local stored = redis.call('GET', KEYS[1])
 if stored then owed = cjson.decode(stored) else owed = { sessionId = ARGV[1], bindings = {}, deliveredThrough = -1, turnFrom = 0 } end
@@ -15,10 +17,13 @@ kept[#kept + 1] = binding
 owed.bindings = kept
 redis.call('SET', KEYS[1], cjson.encode(owed))
 redis.call('SADD', KEYS[2], ARGV[1])
-`;
+`,
+  2,
+);
 
 /** KEYS: owed. ARGV: delivered-through, turn-from. */
-const ADVANCE = `
+const ADVANCE = new RedisScript(
+  `
 local stored = redis.call('GET', KEYS[1])
 if not stored then return 0 end
 local owed = cjson.decode(stored)
@@ -26,15 +31,20 @@ owed.deliveredThrough = tonumber(ARGV[1])
 owed.turnFrom = tonumber(ARGV[2])
 redis.call('SET', KEYS[1], cjson.encode(owed))
 return 1
-`;
+`,
+  1,
+);
 
 /** KEYS: claim. ARGV: holder, ttl ms. Takes a free claim or renews one's own. */
-const CLAIM = `
+const CLAIM = new RedisScript(
+  `
 local holder = redis.call('GET', KEYS[1])
 if not holder then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 return 0
-`;
+`,
+  1,
+);
 
 /**
  * The ledger on Redis, shared by every instance: any of them can go on with a delivery another
@@ -60,7 +70,7 @@ export class RedisCallbackStore implements CallbackStore {
   }
 
   async bind(sessionId: string, binding: CallerBinding): Promise<void> {
-    await storeCall(() => this.#connections.commands.eval(BIND, 2, this.#owed(sessionId), this.#index, sessionId, JSON.stringify(binding)));
+    await storeCall(() => BIND.run(this.#connections.commands, this.#owed(sessionId), this.#index, sessionId, JSON.stringify(binding)));
   }
 
   async get(sessionId: string): Promise<OwedCallbacks | undefined> {
@@ -76,7 +86,7 @@ export class RedisCallbackStore implements CallbackStore {
   }
 
   async advance(sessionId: string, deliveredThrough: number, turnFrom: number): Promise<void> {
-    await storeCall(() => this.#connections.commands.eval(ADVANCE, 1, this.#owed(sessionId), String(deliveredThrough), String(turnFrom)));
+    await storeCall(() => ADVANCE.run(this.#connections.commands, this.#owed(sessionId), String(deliveredThrough), String(turnFrom)));
   }
 
   async drop(sessionId: string): Promise<void> {
@@ -86,7 +96,7 @@ export class RedisCallbackStore implements CallbackStore {
   }
 
   async claim(sessionId: string): Promise<boolean> {
-    const held = await storeCall(() => this.#connections.commands.eval(CLAIM, 1, this.#claim(sessionId), this.#holder, String(this.#claimMs)));
+    const held = await storeCall(() => CLAIM.run(this.#connections.commands, this.#claim(sessionId), this.#holder, String(this.#claimMs)));
     return held === 1;
   }
 

@@ -7,22 +7,29 @@ import { storeCall } from '../journal/errors.ts';
 import type { RedisConnections } from '../redis/connections.ts';
 import { OwnerUnreachableError, type ForwardedRefusal, type SessionCluster } from './cluster.ts';
 import { RequestError } from './errors.ts';
+import { RedisScript } from '../redis/script.ts';
 
 /** Sets the lease if it is free or already ours. KEYS: lease. ARGV: instance id, ttl ms. */
-const CLAIM = `
+const CLAIM = new RedisScript(
+  `
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return holder end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if holder then return '=' .. ARGV[1] end
 return '+' .. ARGV[1]
-`;
+`,
+  1,
+);
 
 /** Renews or drops a lease only while it is ours. KEYS: lease. ARGV: instance id, ttl ms ('0' drops). */
-const RENEW = `
+const RENEW = new RedisScript(
+  `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '0' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
-`;
+`,
+  1,
+);
 
 export interface RedisClusterOptions {
   prefix?: string;
@@ -89,7 +96,7 @@ export class RedisSessionCluster implements SessionCluster {
   }
 
   async claim(sessionId: string): Promise<{ owner: string; fresh: boolean }> {
-    const answer = String(await storeCall(() => this.#redis.eval(CLAIM, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs))));
+    const answer = String(await storeCall(() => CLAIM.run(this.#redis, this.#lease(sessionId), this.instanceId, String(this.#leaseMs))));
     if (answer.startsWith('+') || answer.startsWith('=')) {
       const fresh = answer.startsWith('+') || !this.#held.has(sessionId);
       this.#held.add(sessionId);
@@ -105,7 +112,7 @@ export class RedisSessionCluster implements SessionCluster {
 
   async release(sessionId: string): Promise<void> {
     this.#held.delete(sessionId);
-    await storeCall(() => this.#redis.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, '0'));
+    await storeCall(() => RENEW.run(this.#redis, this.#lease(sessionId), this.instanceId, '0'));
   }
 
   async isHeld(sessionId: string): Promise<boolean> {
@@ -174,7 +181,7 @@ export class RedisSessionCluster implements SessionCluster {
     const held = [...this.#held];
     if (held.length === 0) return;
     const pipeline = this.#redis.pipeline();
-    for (const sessionId of held) pipeline.eval(RENEW, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs));
+    for (const sessionId of held) pipeline.eval(RENEW.lua, 1, this.#lease(sessionId), this.instanceId, String(this.#leaseMs));
     const results = await pipeline.exec().catch(() => null);
     results?.forEach(([error, kept], i) => {
       if (!error && kept === 0) this.#held.delete(held[i]!);
