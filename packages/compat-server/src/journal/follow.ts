@@ -42,6 +42,13 @@ export class JournalFollower implements TailListener {
   #cursor: number;
   /** The newest tail an append notification announced. */
   #knownTail = -1;
+  /**
+   * Until a read comes back empty, the follower reads on after every page: the tail is not known
+   * (a store's cache of recent lines misses what another instance appended). Once caught up,
+   * notifications say how far to read, and a page that reaches the announced tail ends the pull
+   * without one more read. A poll (notifications may have been missed) catches up again.
+   */
+  #catchingUp = true;
   #reading = false;
   #paused = false;
   #closed = false;
@@ -77,6 +84,8 @@ export class JournalFollower implements TailListener {
 
   appended(tail: number): void {
     if (tail > this.#knownTail) this.#knownTail = tail;
+    // Already sent (the notification of an append this reader has read past).
+    if (tail < this.#cursor) return;
     void this.#pull();
   }
 
@@ -100,11 +109,11 @@ export class JournalFollower implements TailListener {
         if (page.length > 0) {
           this.#cursor = page.at(-1)!.index + 1;
           if (!this.#sink.write(page)) this.#paused = true;
-          // Read on until a read comes back empty: a short page need not be the tail (a store's
-          // cache of recent lines misses what another instance appended).
-          continue;
+          if (this.#catchingUp || page.length === limit || this.#cursor <= this.#knownTail) continue;
+          break;
         }
         if (this.#cursor <= this.#knownTail || this.#lost) continue;
+        this.#catchingUp = false;
         if (until !== undefined) return this.#finish();
         break;
       }
@@ -119,7 +128,10 @@ export class JournalFollower implements TailListener {
     // Caught up: wait for the next append notification, and look again when they can be lost.
     const poll = this.#journal.pollIntervalMs;
     if (poll && !this.#closed && !this.#paused) {
-      this.#poll = setTimeout(() => void this.#pull(), poll);
+      this.#poll = setTimeout(() => {
+        this.#catchingUp = true;
+        void this.#pull();
+      }, poll);
       this.#poll.unref();
     }
   }

@@ -1,27 +1,33 @@
 import type { TailListener } from './journal.ts';
 
+interface Listening {
+  listeners: Set<TailListener>;
+  /** The newest tail announced: one append heard twice (from the store and from this process) is announced once. */
+  tail: number;
+}
+
 /**
  * In-process fan-out of "the tail moved" notifications, per session. A listener is added and
  * deleted by its session and itself, so a subscriber holds no unsubscribe closure of its own.
  */
 export class TailListeners {
-  readonly #bySession = new Map<string, Set<TailListener>>();
+  readonly #bySession = new Map<string, Listening>();
 
   /** Adds `listener`; true when it is the session's first. */
   add(sessionId: string, listener: TailListener): boolean {
-    const set = this.#bySession.get(sessionId);
-    if (set) {
-      set.add(listener);
+    const listening = this.#bySession.get(sessionId);
+    if (listening) {
+      listening.listeners.add(listener);
       return false;
     }
-    this.#bySession.set(sessionId, new Set([listener]));
+    this.#bySession.set(sessionId, { listeners: new Set([listener]), tail: -1 });
     return true;
   }
 
   /** Deletes `listener`; true when it was the session's last. */
   delete(sessionId: string, listener: TailListener): boolean {
-    const set = this.#bySession.get(sessionId);
-    if (!set?.delete(listener) || set.size > 0) return false;
+    const listening = this.#bySession.get(sessionId);
+    if (!listening?.listeners.delete(listener) || listening.listeners.size > 0) return false;
     this.#bySession.delete(sessionId);
     return true;
   }
@@ -32,14 +38,15 @@ export class TailListeners {
   }
 
   notify(sessionId: string, tail: number): void {
-    const set = this.#bySession.get(sessionId);
-    if (!set) return;
-    for (const listener of [...set]) listener.appended(tail);
+    const listening = this.#bySession.get(sessionId);
+    if (!listening || tail <= listening.tail) return;
+    listening.tail = tail;
+    for (const listener of [...listening.listeners]) listener.appended(tail);
   }
 
   /** Tells every listener of every session that notifications may have gone unheard. */
   lost(): void {
-    const all = [...this.#bySession.values()].flatMap((set) => [...set]);
+    const all = [...this.#bySession.values()].flatMap(({ listeners }) => [...listeners]);
     for (const listener of all) listener.lost?.();
   }
 }

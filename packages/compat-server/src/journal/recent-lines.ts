@@ -59,6 +59,12 @@ export class RecentLines {
     return lines.slice(from - start, from - start + limit);
   }
 
+  /** The index after the newest line held for the session: where its next append lands, unless another process appended since. */
+  next(sessionId: string): number | undefined {
+    const last = this.#windows.get(sessionId)?.lines.at(-1);
+    return last && last.index + 1;
+  }
+
   forget(sessionId: string): void {
     this.#remove(sessionId);
   }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { envelope, type EveEvent, type EveEventDraft } from '@eve-flue/eve-protocol';
 import { RedisKeyspace } from '@eve-flue/session-contract';
 import type { RedisConnections } from '../redis/connections.ts';
+import { RedisScript } from '../redis/script.ts';
 import { SessionTakenOverError, storeCall } from './errors.ts';
 import { serializeEvent, type AppendOptions, type Journal, type JournalLine, type SessionRecord, type TailListener } from './journal.ts';
 import { TailListeners } from './listeners.ts';
@@ -16,7 +17,8 @@ import { RecentLines } from './recent-lines.ts';
  * the writing instance ('' to skip the check), then one line per event. Returns -2 when another
  * instance holds the session's lease: a writer that lost its session must not write to it.
  */
-const APPEND = `
+const APPEND = new RedisScript(
+  `
 if ARGV[7] ~= '' then
   local holder = redis.call('GET', KEYS[5])
   if holder and holder ~= ARGV[7] then return -2 end
@@ -34,13 +36,16 @@ end
 local tail = length + #ARGV - 8
 if #ARGV >= 8 then redis.call('PUBLISH', ARGV[2], tail) end
 return tail
-`;
+`,
+  5,
+);
 
 /**
  * Creates a session, or returns the open session that already owns the operation key.
  * KEYS: record, operation key. ARGV: record JSON, session id, records prefix.
  */
-const CREATE = `
+const CREATE = new RedisScript(
+  `
 if KEYS[2] ~= '' then
   local owner = redis.call('GET', KEYS[2])
   if owner then
@@ -51,7 +56,9 @@ if KEYS[2] ~= '' then
 end
 redis.call('SET', KEYS[1], ARGV[1])
 return ARGV[1]
-`;
+`,
+  2,
+);
 
 export interface RedisJournalOptions {
   /** Key prefix, so that several deployments (or tests) can share one Redis. Default `eve:`. */
@@ -84,6 +91,9 @@ export class RedisJournal implements Journal {
   /** While any session has listeners here: stops hearing that the subscription connection dropped. */
   #stopLost: (() => void) | undefined;
   readonly #fence: SessionFence | undefined;
+  /** Appends of this instance under way, per session, and the newest tail Redis announced meanwhile. */
+  readonly #appending = new Map<string, number>();
+  readonly #deferred = new Map<string, number>();
 
   constructor(connections: RedisConnections, options: RedisJournalOptions = {}) {
     this.#connections = connections;
@@ -100,9 +110,8 @@ export class RedisJournal implements Journal {
   async createSession(record: SessionRecord, operationKey?: string): Promise<SessionRecord> {
     const stored = await storeCall(
       () =>
-        this.#redis.eval(
-          CREATE,
-          2,
+        CREATE.run(
+          this.#redis,
           this.#keys.session(record.id),
           operationKey === undefined ? '' : this.#keys.operation(operationKey),
           JSON.stringify(record),
@@ -144,16 +153,46 @@ export class RedisJournal implements Journal {
   }
 
   async append(sessionId: string, drafts: readonly EveEventDraft[], options: AppendOptions = {}): Promise<EveEvent[]> {
-    for (;;) {
-      const length = await storeCall(() => this.#redis.xlen(this.#keys.events(sessionId)));
-      const events = drafts.map((draft, i) => envelope(draft, length + i, options.deliveryIds));
-      const lines = events.map(serializeEvent);
-      const tail = await this.#append(sessionId, lines, options.record, length);
-      if (tail === -2) throw new SessionTakenOverError(`Another instance took session ${sessionId} over.`);
-      if (tail === -1) continue; // another writer appended first: rebuild on the new length
-      if (lines.length > 0) this.#recent.push(sessionId, lines);
-      return events;
+    this.#appending.set(sessionId, (this.#appending.get(sessionId) ?? 0) + 1);
+    try {
+      // Where this instance's last append ended; the script refuses it if another writer moved on.
+      let length = this.#recent.next(sessionId);
+      for (;;) {
+        length ??= await storeCall(() => this.#redis.xlen(this.#keys.events(sessionId)));
+        const events = drafts.map((draft, i) => envelope(draft, length! + i, options.deliveryIds));
+        const lines = events.map(serializeEvent);
+        const tail = await this.#append(sessionId, lines, options.record, length);
+        if (tail === -2) throw new SessionTakenOverError(`Another instance took session ${sessionId} over.`);
+        if (tail === -1) {
+          length = undefined; // another writer appended first: rebuild on the new length
+          continue;
+        }
+        if (lines.length > 0) {
+          this.#recent.push(sessionId, lines);
+          this.#heard(sessionId, tail);
+        }
+        return events;
+      }
+    } finally {
+      const count = this.#appending.get(sessionId)! - 1;
+      if (count > 0) this.#appending.set(sessionId, count);
+      else {
+        this.#appending.delete(sessionId);
+        const deferred = this.#deferred.get(sessionId);
+        this.#deferred.delete(sessionId);
+        if (deferred !== undefined) this.#listeners.notify(sessionId, deferred);
+      }
     }
+  }
+
+  /**
+   * An append notification, from Redis or from an append of this instance. While this instance
+   * is appending to the session, Redis's word waits for the append to finish: its lines are then
+   * in the recent lines, and readers here need not fetch them from Redis.
+   */
+  #heard(sessionId: string, tail: number): void {
+    if (!this.#appending.has(sessionId)) return this.#listeners.notify(sessionId, tail);
+    this.#deferred.set(sessionId, Math.max(tail, this.#deferred.get(sessionId) ?? -1));
   }
 
   async read(sessionId: string, from: number, limit: number): Promise<JournalLine[]> {
@@ -173,7 +212,7 @@ export class RedisJournal implements Journal {
   subscribe(sessionId: string, listener: TailListener): void {
     if (!this.#listeners.add(sessionId, listener)) return;
     const channel = this.#keys.appended(sessionId);
-    this.#channels.set(sessionId, this.#connections.channels.listen(channel, (message) => this.#listeners.notify(sessionId, Number(message))));
+    this.#channels.set(sessionId, this.#connections.channels.listen(channel, (message) => this.#heard(sessionId, Number(message))));
     // Notifications missed while the connection is down cannot be replayed: followers must end.
     this.#stopLost ??= this.#connections.channels.onLost(() => this.#listeners.lost());
   }
@@ -193,9 +232,8 @@ export class RedisJournal implements Journal {
   async #append(sessionId: string, lines: readonly JournalLine[], record: SessionRecord | undefined, expectedLength: number): Promise<number> {
     const result = await storeCall(
       () =>
-        this.#redis.eval(
-          APPEND,
-          5,
+        APPEND.run(
+          this.#redis,
           this.#keys.events(sessionId),
           this.#keys.session(sessionId),
           this.#keys.activeSessions,
