@@ -38,7 +38,8 @@ export class RedisConnections {
     this.#options = { ...options.redis, ...FAIL_FAST };
     this.#readyTimeoutMs = options.readyTimeoutMs ?? 5_000;
     this.#name = options.name ?? 'eve-bridge';
-    this.commands = this.#open('commands');
+    // Commands issued in one tick (every session's appends, leases, reads) leave in one write.
+    this.commands = this.#open('commands', { enableAutoPipelining: true });
     this.channels = new RedisChannels(this.#open('channels', { autoResubscribe: false }), (client) => this.#whenReady(client));
   }
 
