@@ -123,7 +123,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   const published = options.tools ? new PublishedTools(deps.runtime, serveAgent ? new Set(Object.keys(agentToolInputs)) : new Set(), deps.logger) : undefined;
 
   /** With no one identified (no route auth, or `none()`), every caller shares every invocation: the descriptions say so. */
-  const listTools = (principal: Principal | undefined): ListedTool[] => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...(published?.list() ?? [])];
+  const listTools = async (principal: Principal | undefined): Promise<ListedTool[]> => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...((await published?.list(principal)) ?? [])];
 
   const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult> => {
     if (!serveAgent || !isAgentTool(name)) {
@@ -152,7 +152,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       { capabilities: { tools: { listChanged: false } }, ...(serveAgent ? { instructions: INSTRUCTIONS } : {}) },
     );
     const principal = response.locals.principal as Principal | undefined;
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(principal) }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(principal) }));
     server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params.name, call.params.arguments ?? {}, principal));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {
