@@ -352,6 +352,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
         : new MemoryCallbackStore(),
     observer: ops.observer,
     ...(settings.mcp ? { mcp: settings.mcp } : {}),
+    newTurnRefusal: () => ops.readiness.newTurnRefusal(),
   });
   // The compat server closes the runtime and the journal now.
   void handedOver.move();

@@ -50,6 +50,8 @@ export interface McpChannelDependencies {
   limits: RequestLimits;
   site: Site | undefined;
   publicUrl: string | undefined;
+  /** Why `agent_start` may not start a turn now (the instance drains). */
+  newTurnRefusal: (() => RequestError | undefined) | undefined;
 }
 
 /** Fails at load, naming the field, for a setting the channel cannot serve. */
@@ -131,6 +133,9 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       if (!answer) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       return answer;
     }
+    // Refused for now, to be called again (on another instance): Eve's codes have none for an unavailable server.
+    const refusal = name === 'agent_start' ? deps.newTurnRefusal?.() : undefined;
+    if (refusal) return toolError({ code: 'internal', message: refusal.message, retryable: true });
     const parsed = agentToolInputs[name].safeParse(args ?? {});
     if (!parsed.success) return toolError({ code: 'invalid_input', message: invalidArguments(name, parsed.error), retryable: false });
     try {
