@@ -298,7 +298,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
     agent: settings.agent,
     modelId: settings.modelId,
     connections,
-    ...(sets ? { callerConnections: { for: (session, principal) => sets.for({ sessionId: session.sessionId, ...(principal ? { principal } : {}) }), forget: (sessionId) => sets.forget(sessionId) } } : {}),
+    ...(sets ? { callerConnections: sets } : {}),
     mountConnection: (definition, session) => {
       const name = definition.name;
       const context = () => ({ sessionId: session.sessionId, ...principalOf(session) });
@@ -352,6 +352,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
         : new MemoryCallbackStore(),
     observer: ops.observer,
     ...(settings.mcp ? { mcp: settings.mcp } : {}),
+    newTurnRefusal: () => ops.readiness.newTurnRefusal(),
   });
   // The compat server closes the runtime and the journal now.
   void handedOver.move();

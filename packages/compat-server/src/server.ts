@@ -18,6 +18,7 @@ import { DEFAULT_UPLOAD_POLICY, type UploadPolicy } from './http/message.ts';
 import { sendRefusal } from './http/refusal.ts';
 import { MISDIRECTED, site as siteOf, type SiteOptions } from './http/site.ts';
 import type { Journal } from './journal/journal.ts';
+import type { RequestError } from './session/errors.ts';
 import { SqliteJournal } from './journal/sqlite.ts';
 import { silentLogger, type Logger } from './logger.ts';
 import type { ServerObserver } from './observer.ts';
@@ -107,6 +108,11 @@ export interface CompatServerOptions {
   callbackStore?: CallbackStore;
   /** Eve's MCP channel (at `/eve/v1/mcp` unless `route` says otherwise); off when absent. */
   mcp?: McpChannelOptions;
+  /**
+   * Why no new turn may start now (e.g. the instance drains), asked by routes that start turns
+   * outside `/eve/v1/session` (the MCP channel's `agent_start`); undefined while turns may start.
+   */
+  newTurnRefusal?: () => RequestError | undefined;
 }
 
 export interface CompatServer {
@@ -217,7 +223,7 @@ export async function createCompatServer(options: CompatServerOptions): Promise<
     });
   }
   if (options.mcp) {
-    const deps = { sessions, journal, runtime: options.runtime, auth: options.auth, authContext: { mode, logger }, logger, limits, site, publicUrl: options.site?.publicUrl };
+    const deps = { sessions, journal, runtime: options.runtime, auth: options.auth, authContext: { mode, logger }, logger, limits, site, publicUrl: options.site?.publicUrl, newTurnRefusal: options.newTurnRefusal };
     app.use(mcpChannel(options.mcp, deps));
   }
   const api = express.Router();

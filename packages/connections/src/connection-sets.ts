@@ -48,18 +48,31 @@ export function checkConnectionSet(resolved: unknown): readonly Readonly<FlueCon
 }
 
 /**
+ * How many callers with no session (a direct tool call on the MCP channel, `GET /connections`
+ * without `?sessionId=`) keep their set: each principal would otherwise leave one behind for
+ * good. Past it the least recently used is dropped and resolved again at its next call.
+ */
+export const SESSIONLESS_SETS = 256;
+
+/**
  * Connection sets resolved per caller: once per session and principal (the first turn of a
- * session, and again for a principal the session has not seen). Each caller's set has a registry
- * (listing, status), shared by that caller's sessions whose set has the same identities: a later
+ * session, and again for a principal the session has not seen), and once per caller with no
+ * session while they are among the `SESSIONLESS_SETS` most recent. Each caller's set has a
+ * registry (listing, status), shared by that caller's sets with the same identities: a later
  * session does not list again, and does not wait for a server the caller found unreachable. A
- * resolver that throws is not remembered: the next message tries again.
+ * registry lives as long as a set that uses it, so memory is bounded by the live sessions and
+ * that cap. A resolver that throws is not remembered: the next message tries again.
  */
 export class ConnectionSets {
   readonly #resolve: ConnectionSetResolver;
   readonly #registryFor: (definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext) => Promise<ConnectionRegistry>;
   readonly #sets = new Map<string, Promise<ConnectionRegistry>>();
+  /** The registry key each resolved set uses. */
+  readonly #registryKeys = new Map<string, string>();
   /** By caller and the identities of their set. */
   readonly #registries = new Map<string, Promise<ConnectionRegistry>>();
+  /** The sets of callers with no session, least recently used first. */
+  readonly #sessionless = new Set<string>();
 
   constructor(resolve: ConnectionSetResolver, registryFor: (definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext) => Promise<ConnectionRegistry>) {
     this.#resolve = resolve;
@@ -68,29 +81,59 @@ export class ConnectionSets {
 
   for(ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
     const key = `${ctx.sessionId ?? ''}\u0000${ctx.principal?.id ?? ''}`;
+    if (ctx.sessionId === undefined) this.#touch(key);
     const known = this.#sets.get(key);
     if (known) return known;
-    const resolving = Promise.resolve()
+    const resolving: Promise<ConnectionRegistry> = Promise.resolve()
       .then(() => this.#resolve({ ...ctx }))
       .catch((error: unknown) => {
         // The resolver's own words stay in the log (its cause): they may name what a caller must not see.
         throw new ConnectionSetError('[eve-flue] the connection resolver failed', { cause: error });
       })
-      .then((resolved) => this.#registryOf(checkConnectionSet(resolved), ctx));
-    return remembered(this.#sets, key, resolving);
+      .then((resolved) => this.#registryOf(key, resolving, checkConnectionSet(resolved), ctx));
+    this.#sets.set(key, resolving);
+    resolving.catch(() => {
+      if (this.#sets.get(key) === resolving) this.#drop(key);
+    });
+    return resolving;
   }
 
-  #registryOf(definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
+  #registryOf(setKey: string, set: Promise<ConnectionRegistry>, definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
     const caller = ctx.principal ? `principal:${ctx.principal.id}` : `session:${ctx.sessionId ?? ''}`;
     const key = JSON.stringify([caller, ...definitions.map(connectionIdentity)]);
-    return this.#registries.get(key) ?? remembered(this.#registries, key, this.#registryFor(definitions, ctx));
+    const known = this.#registries.get(key);
+    if (known) {
+      if (this.#sets.get(setKey) === set) this.#registryKeys.set(setKey, key);
+      return known;
+    }
+    const registry = this.#registryFor(definitions, ctx);
+    // Dropped while it resolved (its session ended, or the cap pushed it out): nothing keeps the registry.
+    if (this.#sets.get(setKey) !== set) return registry;
+    this.#registryKeys.set(setKey, key);
+    return remembered(this.#registries, key, registry);
   }
 
-  /** The session ended: its sets go with it (an anonymous caller's registries too). */
+  /** The session ended: its sets go with it, and the registries no other set uses. */
   forget(sessionId: string): void {
-    for (const key of this.#sets.keys()) if (key.startsWith(`${sessionId}\u0000`)) this.#sets.delete(key);
-    const anonymous = JSON.stringify([`session:${sessionId}`]).slice(0, -1);
-    for (const key of this.#registries.keys()) if (key.startsWith(`${anonymous},`) || key === `${anonymous}]`) this.#registries.delete(key);
+    for (const key of [...this.#sets.keys()]) if (key.startsWith(`${sessionId}\u0000`)) this.#drop(key);
+  }
+
+  /** A caller with no session called: most recent now; the least recent past the cap is dropped. */
+  #touch(key: string): void {
+    this.#sessionless.delete(key);
+    this.#sessionless.add(key);
+    for (const oldest of this.#sessionless) {
+      if (this.#sessionless.size <= SESSIONLESS_SETS) break;
+      this.#drop(oldest);
+    }
+  }
+
+  #drop(setKey: string): void {
+    this.#sets.delete(setKey);
+    this.#sessionless.delete(setKey);
+    const registryKey = this.#registryKeys.get(setKey);
+    this.#registryKeys.delete(setKey);
+    if (registryKey !== undefined && ![...this.#registryKeys.values()].includes(registryKey)) this.#registries.delete(registryKey);
   }
 }
 

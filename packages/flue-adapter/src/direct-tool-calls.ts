@@ -7,7 +7,8 @@ import { decideApproval, modelFacingSchema, ProvidedArgumentError, withProvidedA
 import type { BridgedConnection } from './connection-tools.ts';
 
 export interface DirectToolCallsOptions {
-  connections: ConnectionRegistry;
+  /** The caller's connections: the config's, or their own set when connections are resolved per caller. */
+  connectionsFor: (principal: Principal | undefined) => Promise<ConnectionRegistry>;
   /** The connection as mounted for one scope: the same credentials, sign-ins and timeouts as a turn's. */
   mount: (definition: Readonly<FlueConnectionDefinition>, scope: SessionScope) => BridgedConnection;
   logger: Logger;
@@ -26,26 +27,28 @@ export class DirectToolCalls {
     this.#options = options;
   }
 
-  /** The mounted connection tools, under their Eve names, as their servers listed them. */
-  published(): PublishedTool[] {
-    const mountable = new Set(this.#options.connections.mountable().map((d) => d.name));
-    return this.#options.connections
+  /** The caller's mounted connection tools, under their Eve names, as their servers listed them. */
+  async published(principal: Principal | undefined): Promise<PublishedTool[]> {
+    const connections = await this.#options.connectionsFor(principal);
+    const mountable = new Set(connections.mountable().map((d) => d.name));
+    return connections
       .listedTools()
       .filter(({ origin }) => mountable.has(origin.server))
       .map(({ origin, listed }) => ({
         name: origin.eveName,
         ...(listed.description ? { description: listed.description } : {}),
         // Without the arguments the application provides, as a turn's model sees it.
-        inputSchema: isObject(listed.inputSchema) ? (modelFacingSchema(listed.inputSchema, this.#options.connections.definition(origin.server)) as Record<string, unknown>) : { type: 'object' },
+        inputSchema: isObject(listed.inputSchema) ? (modelFacingSchema(listed.inputSchema, connections.definition(origin.server)) as Record<string, unknown>) : { type: 'object' },
         ...(isObject(entryOf(listed.definition).outputSchema) ? { outputSchema: entryOf(listed.definition).outputSchema as Record<string, unknown> } : {}),
       }));
   }
 
   async invoke(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome> {
-    const found = this.#options.connections.listedTools().find(({ origin }) => origin.eveName === name);
+    const connections = await this.#options.connectionsFor(principal);
+    const found = connections.listedTools().find(({ origin }) => origin.eveName === name);
     if (!found) return { status: 'failed', message: `No published tool is named ${name}.` };
     const { origin, listed } = found;
-    const definition = this.#options.connections.definition(origin.server);
+    const definition = connections.definition(origin.server);
     if (definition.requiresPrincipal && !principal) return { status: 'denied', reason: `The tool "${name}" is only for authenticated callers.` };
     const decision = await decideApproval(definition, { toolName: name, input, annotations: entryOf(listed.definition).annotations as ConnectionToolAnnotations | undefined }, this.#options.logger);
     if (decision === 'denied') return { status: 'denied', reason: `The approval policy of ${definition.name} denied this call.` };

@@ -100,7 +100,13 @@ export class FlueRuntime implements AgentRuntime {
     this.#modelId = options.modelId;
     this.#instances = new InstanceDirectory(options.generations ?? new SqliteGenerations(options.dataDir && join(options.dataDir, 'flue-instances.db')));
     this.#agent = this.#bridged(options.agent);
-    this.#directCalls = new DirectToolCalls({ connections: options.connections, mount: options.mountConnection, logger: options.logger });
+    const callers = options.callerConnections;
+    this.#directCalls = new DirectToolCalls({
+      // A direct call has no session: the caller's set is resolved for their principal alone.
+      connectionsFor: callers ? (principal) => callers.for(principal ? { principal } : {}) : async () => options.connections,
+      mount: options.mountConnection,
+      logger: options.logger,
+    });
     this.#connectionTools = new ConnectionTools({
       connections: options.connections,
       ...(options.callerConnections ? { callerConnections: options.callerConnections } : {}),
@@ -156,8 +162,8 @@ export class FlueRuntime implements AgentRuntime {
   }
 
   /** The connection tools, callable with no turn (the agent's own Flue tools exist only inside a Flue instance). */
-  publishedTools(): PublishedTool[] {
-    return this.#directCalls.published();
+  publishedTools(principal: Principal | undefined): Promise<PublishedTool[]> {
+    return this.#directCalls.published(principal);
   }
 
   invokeTool(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome> {

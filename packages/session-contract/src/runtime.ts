@@ -152,8 +152,8 @@ export interface AgentRuntime {
   /** A turn of this session was running when the last process stopped: stop anything left of it. */
   abandonTurn?(sessionId: string): Promise<void>;
   close?(): Promise<void>;
-  /** The tools callers may run directly, with no model turn. */
-  publishedTools?(): PublishedTool[];
+  /** The tools `principal` may run directly, with no model turn (with connections resolved per caller, from their set). */
+  publishedTools?(principal: Principal | undefined): Promise<PublishedTool[]>;
   /** Runs a published tool for `principal`, with no model turn and no session. */
   invokeTool?(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome>;
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { sendRefusal } from '@eve-flue/compat-server';
+import { RequestError, sendRefusal } from '@eve-flue/compat-server';
 
 /** Checks one store; rejects when it cannot be reached. */
 export type StoreProbe = () => Promise<void>;
@@ -49,11 +49,17 @@ export class Readiness {
     };
   }
 
+  /** Why no new turn may start now (while draining); the same refusal on every channel that starts turns. */
+  newTurnRefusal(): RequestError | undefined {
+    return this.#state === 'draining' ? new RequestError('service_unavailable', 'This instance is shutting down; send again.') : undefined;
+  }
+
   /** While draining: a message that would start or queue a turn is refused with 503 (retry elsewhere). */
   refuseNewTurns(): RequestHandler {
     return (request, response, next) => {
-      if (this.#state !== 'draining' || request.method !== 'POST' || !STARTS_TURN.test(request.path)) return next();
-      sendRefusal(response, 'service_unavailable', 'This instance is shutting down; send again.', { headers: { 'retry-after': '1' } });
+      const refusal = this.newTurnRefusal();
+      if (!refusal || request.method !== 'POST' || !STARTS_TURN.test(request.path)) return next();
+      sendRefusal(response, refusal.code, refusal.message, { headers: { 'retry-after': '1' } });
     };
   }
 }

@@ -50,6 +50,8 @@ export interface McpChannelDependencies {
   limits: RequestLimits;
   site: Site | undefined;
   publicUrl: string | undefined;
+  /** Why `agent_start` may not start a turn now (the instance drains). */
+  newTurnRefusal: (() => RequestError | undefined) | undefined;
 }
 
 /** Fails at load, naming the field, for a setting the channel cannot serve. */
@@ -123,7 +125,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   const published = options.tools ? new PublishedTools(deps.runtime, serveAgent ? new Set(Object.keys(agentToolInputs)) : new Set(), deps.logger) : undefined;
 
   /** With no one identified (no route auth, or `none()`), every caller shares every invocation: the descriptions say so. */
-  const listTools = (principal: Principal | undefined): ListedTool[] => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...(published?.list() ?? [])];
+  const listTools = async (principal: Principal | undefined): Promise<ListedTool[]> => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...((await published?.list(principal)) ?? [])];
 
   const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult> => {
     if (!serveAgent || !isAgentTool(name)) {
@@ -131,6 +133,9 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       if (!answer) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       return answer;
     }
+    // Refused for now, to be called again (on another instance): Eve's codes have none for an unavailable server.
+    const refusal = name === 'agent_start' ? deps.newTurnRefusal?.() : undefined;
+    if (refusal) return toolError({ code: 'internal', message: refusal.message, retryable: true });
     const parsed = agentToolInputs[name].safeParse(args ?? {});
     if (!parsed.success) return toolError({ code: 'invalid_input', message: invalidArguments(name, parsed.error), retryable: false });
     try {
@@ -152,7 +157,7 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
       { capabilities: { tools: { listChanged: false } }, ...(serveAgent ? { instructions: INSTRUCTIONS } : {}) },
     );
     const principal = response.locals.principal as Principal | undefined;
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(principal) }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(principal) }));
     server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params.name, call.params.arguments ?? {}, principal));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {

@@ -37,8 +37,16 @@ export class PublishedTools {
     this.#logger = logger;
   }
 
-  list(): ListedTool[] {
-    return this.#tools().map((tool) => ({
+  /** The caller's tools; none when they cannot be resolved for them (logged: the `agent_*` tools are still listed). */
+  async list(principal: Principal | undefined): Promise<ListedTool[]> {
+    let tools: PublishedTool[];
+    try {
+      tools = await this.#tools(principal);
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'the published tools could not be resolved for this caller; tools/list leaves them out');
+      return [];
+    }
+    return tools.map((tool) => ({
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
       inputSchema: { ...tool.inputSchema, type: 'object' },
@@ -46,9 +54,15 @@ export class PublishedTools {
     }));
   }
 
-  /** The call's answer, or undefined when no published tool has that name. */
+  /** The call's answer, or undefined when none of the caller's published tools has that name. */
   async call(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult | undefined> {
-    const tool = this.#tools().find((t) => t.name === name);
+    let tools: PublishedTool[];
+    try {
+      tools = await this.#tools(principal);
+    } catch (error) {
+      return internalError(this.#logger, error, name);
+    }
+    const tool = tools.find((t) => t.name === name);
     if (!tool || !this.#runtime.invokeTool) return undefined;
     const check = this.#validatorOf(tool);
     const checked = check?.(input);
@@ -62,8 +76,8 @@ export class PublishedTools {
     return answerOf(name, outcome, tool.outputSchema !== undefined, this.#logger);
   }
 
-  #tools(): PublishedTool[] {
-    const tools = this.#runtime.publishedTools?.() ?? [];
+  async #tools(principal: Principal | undefined): Promise<PublishedTool[]> {
+    const tools = (await this.#runtime.publishedTools?.(principal)) ?? [];
     return tools
       .filter((tool) => {
         if (!this.#reserved.has(tool.name)) return true;
