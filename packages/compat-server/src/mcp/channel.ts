@@ -125,9 +125,9 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   /** With no one identified (no route auth, or `none()`), every caller shares every invocation: the descriptions say so. */
   const listTools = (principal: Principal | undefined): ListedTool[] => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...(published?.list() ?? [])];
 
-  const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult> => {
+  const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined, signal: AbortSignal): Promise<CallToolResult> => {
     if (!serveAgent || !isAgentTool(name)) {
-      const answer = await published?.call(name, args, principal);
+      const answer = await published?.call(name, args, principal, signal);
       if (!answer) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       return answer;
     }
@@ -153,7 +153,8 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
     );
     const principal = response.locals.principal as Principal | undefined;
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(principal) }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params.name, call.params.arguments ?? {}, principal));
+    // The call's signal aborts when its request closes (the transport closes with the response).
+    server.setRequestHandler(CallToolRequestSchema, (call, extra) => callTool(call.params.name, call.params.arguments ?? {}, principal, extra.signal));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {
       void transport.close();

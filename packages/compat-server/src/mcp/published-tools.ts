@@ -47,7 +47,7 @@ export class PublishedTools {
   }
 
   /** The call's answer, or undefined when no published tool has that name. */
-  async call(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult | undefined> {
+  async call(name: string, input: Record<string, unknown>, principal: Principal | undefined, signal?: AbortSignal): Promise<CallToolResult | undefined> {
     const tool = this.#tools().find((t) => t.name === name);
     if (!tool || !this.#runtime.invokeTool) return undefined;
     const check = this.#validatorOf(tool);
@@ -55,7 +55,7 @@ export class PublishedTools {
     if (checked && !checked.valid) return toolError({ code: 'invalid_input', message: `Invalid arguments for tool ${name}: ${checked.errorMessage}`, retryable: false });
     let outcome: DirectToolOutcome;
     try {
-      outcome = await this.#runtime.invokeTool(name, input, principal);
+      outcome = await this.#runtime.invokeTool(name, input, principal, signal);
     } catch (error) {
       return internalError(this.#logger, error, name);
     }
