@@ -53,6 +53,10 @@ export class OwnTools {
     return this.#tools.values();
   }
 
+  get size(): number {
+    return this.#tools.size;
+  }
+
   has(name: string): boolean {
     return this.#tools.has(name);
   }

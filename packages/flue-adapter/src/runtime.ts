@@ -227,7 +227,7 @@ export class FlueRuntime implements AgentRuntime {
       const outcomes = await Promise.all(settlements);
       await run.translator.flushed();
       const failed = outcomes.find((s) => s.outcome === 'failed');
-      if (failed) throw run.translator.stepError ?? new TurnError('AGENT_FAILED', failed.message ?? 'The agent failed.');
+      if (failed) throw run.translator.stepError ?? new TurnError('AGENT_FAILED', `${failed.message ?? 'The agent failed.'}${this.#conflictHint(failed)}`);
       if (!turn.signal.aborted && outcomes.some((s) => s.outcome === 'aborted')) throw new TurnError('AGENT_ABORTED', 'The agent run was aborted.');
     } finally {
       turn.signal.removeEventListener('abort', abort);
@@ -298,6 +298,12 @@ export class FlueRuntime implements AgentRuntime {
       .finally(() => this.#aborting.delete(aborting));
     this.#aborting.add(aborting);
     return aborting;
+  }
+
+  /** Flue can only tell a duplicate tool name at render time: say where the bridge's copy comes from. */
+  #conflictHint(failed: Settlement): string {
+    if (failed.type !== 'tool_name_conflict' || this.#ownTools.size === 0) return '';
+    return " The bridge mounts the tools of its config's `tools` on every turn: the agent must not also mount them with useTool().";
   }
 
   #observe(observation: FlueObservation): void {
