@@ -47,6 +47,20 @@ const slow = defineTool({
       signal?.addEventListener('abort', () => resolve('too late'));
     }),
 });
+/** The `wait` tool's call: started, and its signal aborted. */
+const waiting = { started: Promise.withResolvers<void>(), aborted: Promise.withResolvers<void>() };
+const wait = defineTool({
+  name: 'wait',
+  description: 'Runs until its caller goes away.',
+  run: ({ signal }) =>
+    new Promise<string>((resolve) => {
+      signal?.addEventListener('abort', () => {
+        waiting.aborted.resolve();
+        resolve('nobody left to tell');
+      });
+      waiting.started.resolve();
+    }),
+});
 const steps = defineTool({
   name: 'steps',
   description: 'A durable tool: each step once per name.',
@@ -63,7 +77,7 @@ const peek = defineTool({ name: 'sandbox_peek', description: 'Needs the agent se
 let bridge: DemoBridge;
 
 beforeAll(async () => {
-  bridge = await startDemoBridge({ auth: bearerTokens({ [TOKEN]: 'ann' }), tools: [steps, lookupOrder, greet, explode, wrongOutput, slow, peek], mcp: { tools: true } }, logger);
+  bridge = await startDemoBridge({ auth: bearerTokens({ [TOKEN]: 'ann' }), tools: [steps, lookupOrder, greet, explode, wrongOutput, slow, wait, peek], mcp: { tools: true } }, logger);
 }, 60_000);
 
 afterAll(async () => {
@@ -77,7 +91,7 @@ describe("the agent's own tools", () => {
     const client = await connectMcp(`${bridge.url}/eve/v1/mcp`, TOKEN);
     const { tools } = await client.listTools();
     const published = tools.map((t) => t.name).slice(4);
-    expect(published).toEqual(['connection__demo__echo', 'connection__demo__whoami', 'explode', 'greet', 'lookup_order', 'slow', 'steps', 'wrong_output']);
+    expect(published).toEqual(['connection__demo__echo', 'connection__demo__whoami', 'explode', 'greet', 'lookup_order', 'slow', 'steps', 'wait', 'wrong_output']);
     expect(tools.find((t) => t.name === 'lookup_order')).toEqual({
       name: 'lookup_order',
       description: 'Looks an order up by its number.',
@@ -131,6 +145,16 @@ describe("the agent's own tools", () => {
     expect(slowSignal?.aborted).toBe(true);
     expect(logger.text()).toContain('Tool \\"slow\\" timed out after 200ms.');
     await client.close();
+  });
+
+  test('a call whose MCP request closes (the host went away) aborts the running tool', async () => {
+    const client = await connectMcp(`${bridge.url}/eve/v1/mcp`, TOKEN);
+    const call = callTool(client, 'wait', {});
+    await waiting.started.promise;
+    // A host's own cancellation (notifications/cancelled) reaches no one on a stateless channel; closing does.
+    await client.close();
+    await expect(call).rejects.toThrow();
+    await waiting.aborted.promise;
   });
 
   test('a durable tool runs each step once per name; a name used twice in one call fails it', async () => {
