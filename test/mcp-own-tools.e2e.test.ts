@@ -180,5 +180,10 @@ describe("the agent's own tools", () => {
     const requested = result.events.find((e) => e.type === 'actions.requested')?.data as unknown as { actions: { toolName: string; input: unknown }[] };
     expect(requested.actions).toEqual([expect.objectContaining({ toolName: 'lookup_order', input: { orderId: '42' } })]);
     expect(runs.lookup).toBe(before + 1);
+    // `/eve/v1/info` shows it as the agent's tool, with its description, before and after a turn.
+    const info = (await (await fetch(`${bridge.url}/eve/v1/info`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { tools: { static: { name: string }[] } };
+    expect(info.tools.static.filter((t) => t.name === 'lookup_order')).toEqual([
+      expect.objectContaining({ description: 'Looks an order up by its number.', inputSchema: expect.objectContaining({ required: ['orderId'] }) }),
+    ]);
   });
 });
