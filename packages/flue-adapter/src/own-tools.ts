@@ -17,7 +17,8 @@ export function checkedTools(tools: readonly unknown[]): readonly ToolDefinition
   const seen = new Set<string>();
   return Object.freeze(
     tools.map((entry, index) => {
-      const label = `\`tools[${index}]\`${typeof (entry as { name?: unknown } | null)?.name === 'string' ? ` (${(entry as { name: string }).name})` : ''}`;
+      const name = (entry as { name?: unknown } | null)?.name;
+      const label = `\`tools[${index}]\`${typeof name === 'string' ? ` (${name})` : ''}`;
       let tool: ToolDefinition;
       try {
         tool = defineTool(entry as Parameters<typeof defineTool>[0]) as ToolDefinition;
@@ -40,11 +41,14 @@ export function checkedTools(tools: readonly unknown[]): readonly ToolDefinition
  */
 export class OwnTools {
   readonly #tools: ReadonlyMap<string, ToolDefinition>;
+  /** The JSON Schema of each tool's input, derived once. */
+  readonly #inputSchemas: ReadonlyMap<string, Record<string, unknown>>;
   readonly #logger: Logger;
   #published: PublishedTool[] | undefined;
 
   constructor(tools: readonly ToolDefinition[], logger: Logger) {
     this.#tools = new Map(checkedTools(tools).map((tool) => [tool.name, tool]));
+    this.#inputSchemas = new Map([...this.#tools.values()].map((tool) => [tool.name, tool.input ? jsonSchemaOf(tool.input) : { type: 'object' }]));
     this.#logger = logger;
   }
 
@@ -62,7 +66,7 @@ export class OwnTools {
   }
 
   described(): ToolDescription[] {
-    return [...this.#tools.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool) }));
+    return [...this.#tools.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: this.#inputSchemas.get(tool.name) }));
   }
 
   /** Those that run outside a conversation: not `harness` tools, which need an agent session. */
@@ -77,7 +81,7 @@ export class OwnTools {
       this.#published.push({
         name: tool.name,
         description: tool.description,
-        inputSchema: inputSchemaOf(tool),
+        inputSchema: this.#inputSchemas.get(tool.name)!,
         ...(tool.output && OBJECT_SCHEMA_TYPES.has(tool.output.type) ? { outputSchema: jsonSchemaOf(tool.output) } : {}),
       });
     }
@@ -140,8 +144,6 @@ function jsonSchemaOf(schema: v.GenericSchema): Record<string, unknown> {
   const { $schema: _, ...json } = toJsonSchema(schema, { errorMode: 'ignore' }) as Record<string, unknown>;
   return json;
 }
-
-const inputSchemaOf = (tool: ToolDefinition): Record<string, unknown> => (tool.input ? jsonSchemaOf(tool.input) : { type: 'object' });
 
 function issuesOf(issues: readonly v.BaseIssue<unknown>[]): string {
   return issues
