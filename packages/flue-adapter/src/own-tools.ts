@@ -57,8 +57,8 @@ export class OwnTools {
     return this.#tools.values();
   }
 
-  get size(): number {
-    return this.#tools.size;
+  get names(): string[] {
+    return [...this.#tools.keys()];
   }
 
   has(name: string): boolean {

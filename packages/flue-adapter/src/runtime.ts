@@ -300,10 +300,10 @@ export class FlueRuntime implements AgentRuntime {
     return aborting;
   }
 
-  /** Flue can only tell a duplicate tool name at render time: say where the bridge's copy comes from. */
+  /** Flue tells a tool name conflict only at render time: say so when the name is one the bridge mounts from its config. */
   #conflictHint(failed: Settlement): string {
-    if (failed.type !== 'tool_name_conflict' || this.#ownTools.size === 0) return '';
-    return " The bridge mounts the tools of its config's `tools` on every turn: the agent must not also mount them with useTool().";
+    const name = failed.type === 'tool_name_conflict' ? this.#ownTools.names.find((n) => failed.message?.includes(`"${n}"`)) : undefined;
+    return name === undefined ? '' : ` "${name}" is one of the config's \`tools\`, which the bridge mounts on every turn: rename it, or do not also mount it with useTool().`;
   }
 
   #observe(observation: FlueObservation): void {
