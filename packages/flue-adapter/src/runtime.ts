@@ -163,7 +163,7 @@ export class FlueRuntime implements AgentRuntime {
     };
   }
 
-  /** The config's own tools (but harness tools) and the connection tools, callable with no turn. */
+  /** The config's own tools (harness tools aside) and the connection tools, callable with no turn. */
   publishedTools(): PublishedTool[] {
     return [...this.#ownTools.published(), ...this.#directCalls.published()];
   }
