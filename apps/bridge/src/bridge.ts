@@ -296,6 +296,7 @@ async function assemble(settings: Readonly<BridgeSettings>, { durable, site, log
   const handedOver = lifecycle.use(new AsyncDisposableStack());
   const runtime = await FlueRuntime.start({
     agent: settings.agent,
+    tools: settings.tools,
     modelId: settings.modelId,
     connections,
     ...(sets ? { callerConnections: sets } : {}),

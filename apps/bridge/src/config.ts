@@ -1,7 +1,8 @@
+import type { ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import type { CompatServerOptions, McpChannelOptions, Mode, RequestLimits, RouteAuthPolicy, SessionOwnerPolicy, TrustedForwarders } from '@eve-flue/compat-server';
 import type { ConnectionSetResolver, FlueConnectionDefinition } from '@eve-flue/connections';
-import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
+import { checkedTools, type FlueAgent, type FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import { checkConfig } from './settings.ts';
 
 export interface BridgeConfig {
@@ -9,6 +10,12 @@ export interface BridgeConfig {
   agent: FlueAgent;
   /** Model providers for Flue; omit for Flue's built-in providers (which read their API keys from the environment). */
   providers?: FlueRuntimeOptions['providers'];
+  /**
+   * The agent's own Flue tools (`defineTool` from `@flue/runtime`): the bridge mounts them on the
+   * agent for every turn (do not also `useTool` them in the agent), and `mcp: { tools: true }`
+   * publishes them. Listed here because Flue has no API to read the tools a render mounts.
+   */
+  tools?: readonly ToolDefinition[];
   /** Model shown by `/eve/v1/info` before the first model call. */
   modelId?: string;
   /**
@@ -113,5 +120,5 @@ export interface RedisStore {
 export function defineBridgeConfig(config: BridgeConfig): Readonly<BridgeConfig> {
   checkConfig(config);
   // A list of strategies is copied and frozen with the rest: no later push can admit anyone.
-  return Object.freeze({ ...config, ...(Array.isArray(config.auth) ? { auth: Object.freeze([...config.auth]) } : {}) });
+  return Object.freeze({ ...config, ...(Array.isArray(config.auth) ? { auth: Object.freeze([...config.auth]) } : {}), ...(config.tools ? { tools: checkedTools(config.tools) } : {}) });
 }

@@ -1,9 +1,10 @@
 import { isIPv6 } from 'node:net';
+import type { ToolDefinition } from '@flue/runtime';
 import type { PersistenceAdapter } from '@flue/runtime/adapter';
 import { ConfigurationError, resolveLimits, resolveMode, type CompatServerOptions, type McpChannelOptions, type Mode, type RequestLimits, type RouteAuthPolicy, type SessionOwnerPolicy, type TrustedForwarders, validateMcpOptions } from '@eve-flue/compat-server';
 import { isLoopbackHostname } from '@eve-flue/eve-protocol';
 import { DEFAULT_REDIS_PREFIX } from '@eve-flue/session-contract';
-import type { FlueAgent, FlueRuntimeOptions } from '@eve-flue/flue-adapter';
+import { checkedTools, type FlueAgent, type FlueRuntimeOptions } from '@eve-flue/flue-adapter';
 import type { BridgeConfig } from './config.ts';
 
 /** The environment the bridge reads its settings from: `process.env` unless a caller hands another. */
@@ -89,6 +90,10 @@ type Cors = NonNullable<CompatServerOptions['cors']>;
 const SETTINGS = {
   agent: { field: FUNCTION('a Flue agent function') },
   providers: { field: fieldCheck('a list of Flue model providers', Array.isArray) },
+  tools: {
+    field: { ...fieldCheck<readonly ToolDefinition[]>('a list of Flue tool definitions (defineTool from @flue/runtime)', Array.isArray), validate: (tools) => void checkedTools(tools) },
+    fallback: [],
+  },
   modelId: { field: TEXT, fallback: 'unknown' },
   connections: {
     field: fieldCheck('an array of connection definitions or a function `({ principal, sessionId }) => definitions`', (value) => Array.isArray(value) || typeof value === 'function'),
@@ -229,6 +234,7 @@ export const VARIABLES: readonly Readonly<Variable<unknown>>[] = entries.flatMap
 export interface BridgeSettings {
   agent: FlueAgent;
   providers?: FlueRuntimeOptions['providers'];
+  tools: readonly ToolDefinition[];
   modelId: string;
   connections: NonNullable<BridgeConfig['connections']>;
   store: { kind: 'sqlite' } | { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
@@ -309,6 +315,7 @@ export function resolveSettings(config: Readonly<BridgeConfig>, env: Env = proce
   const settings: BridgeSettings = {
     agent: config.agent,
     providers: config.providers,
+    tools: checkedTools(read('tools') as readonly ToolDefinition[]),
     modelId: read('modelId') as string,
     connections: read('connections') as BridgeSettings['connections'],
     store: typeof store === 'object' ? { kind: 'redis', url: store.redis, prefix: store.prefix ?? DEFAULT_REDIS_PREFIX } : { kind: store },

@@ -1,10 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from '@jest/globals';
+import { defineTool } from '@flue/runtime';
+import * as v from 'valibot';
 import { silentLogger } from '@eve-flue/compat-server';
 import { bearerTokens, defineBridgeConfig, startBridge } from '@eve-flue/bridge';
 import { Demo } from '../../demo/src/agent.ts';
 import { checkConnections } from '../src/check.ts';
+
+const run = () => 'done';
+const lookup = defineTool({ name: 'lookup', description: 'Looks something up.', run });
 
 describe('bridge configuration', () => {
   test.each([
@@ -26,8 +31,23 @@ describe('bridge configuration', () => {
     [{ agent: Demo, idleSessionMs: -1 }, '`idleSessionMs` must be a number of milliseconds'],
     [{ agent: Demo, maxResidentSessions: 0 }, '`maxResidentSessions` must be a positive integer'],
     [{ agent: Demo, connections: { name: 'notes' } }, '`connections` must be an array of connection definitions or a function'],
+    [{ agent: Demo, tools: lookup }, '`tools` must be a list of Flue tool definitions (defineTool from @flue/runtime)'],
+    [{ agent: Demo, tools: [{ name: 'lookup', description: 'Looks.' }] }, '`tools[0]` (lookup) is not a Flue tool definition: defineTool() run must be a function.'],
+    [{ agent: Demo, tools: [{ name: 'lookup', description: 'Looks.', run, input: v.string() }] }, '`tools[0]` (lookup) is not a Flue tool definition: defineTool() input must be a top-level object schema.'],
+    [{ agent: Demo, tools: [{ name: 'lookup', description: 'Looks.', run, approval: 'always' }] }, '`tools[0]` (lookup) is not a Flue tool definition: defineTool() received unknown field "approval"'],
+    [{ agent: Demo, tools: [lookup, { ...lookup }] }, '`tools[1]` (lookup): another tool is named lookup; tool names must be unique'],
+    [{ agent: Demo, tools: [{ ...lookup, name: 'connection__crm__find' }] }, '`tools[0]` (connection__crm__find): the names connection__* and mcp__* belong to connection tools'],
+    [{ agent: Demo, tools: [{ ...lookup, name: 'mcp__crm__find' }] }, 'the names connection__* and mcp__* belong to connection tools'],
+    [{ agent: Demo, tools: [{ ...lookup, timeoutMs: 0 }] }, '`tools[0]` (lookup): timeoutMs must be a positive number of milliseconds'],
   ])('refuses %j', (config, message) => {
     expect(() => defineBridgeConfig(config as never)).toThrow(message);
+  });
+
+  test('the agent\'s own tools are checked by Flue\'s defineTool and frozen, a plain object too', () => {
+    const config = defineBridgeConfig({ agent: Demo, tools: [{ name: 'inline', description: 'Written inline.', input: undefined, output: undefined, run }] });
+    expect(config.tools!.map((tool) => tool.name)).toEqual(['inline']);
+    expect(Object.isFrozen(config.tools)).toBe(true);
+    expect(Object.isFrozen(config.tools![0])).toBe(true);
   });
 
   test('production refuses to start without route auth, and without a token key, before it listens', async () => {

@@ -13,6 +13,11 @@ export function sanitizeToolNamePart(part: string): string {
   return part.replace(/[^A-Za-z0-9_-]/g, '_').replace(/^_+|_+$/g, '') || 'unnamed';
 }
 
+/** Whether a name is of the kind the bridge gives connection tools, in either framework. */
+export function isConnectionToolName(name: string): boolean {
+  return name.startsWith(FLUE_PREFIX) || name.startsWith(EVE_PREFIX);
+}
+
 export function flueToolName(server: string, tool: string): string {
   return `${FLUE_PREFIX}${sanitizeToolNamePart(server)}__${sanitizeToolNamePart(tool)}`;
 }

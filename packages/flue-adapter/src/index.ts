@@ -6,3 +6,4 @@ export { leasedConversations } from './leased-conversations.ts';
 export type { GenerationStore } from './instance-directory.ts';
 export type { BridgedConnection, CallerConnections } from './connection-tools.ts';
 export { flueStore } from './flue-store.ts';
+export { checkedTools } from './own-tools.ts';

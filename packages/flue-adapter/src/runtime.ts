@@ -19,6 +19,7 @@ import {
 import { displayNameOf, hasSignIn, type ConnectionRegistry, type FlueConnectionDefinition, type ParkingTurn, type SessionScope } from '@eve-flue/connections';
 import { ConnectionTools, type BridgedConnection, type CallerConnections, type TurnToolCalls } from './connection-tools.ts';
 import { DirectToolCalls } from './direct-tool-calls.ts';
+import { OwnTools } from './own-tools.ts';
 import { toDeliveredMessage } from './delivered-message.ts';
 import { FlueHost } from './flue-host.ts';
 import { flueStore } from './flue-store.ts';
@@ -32,8 +33,13 @@ import { TurnRun, type Settlement } from './turn-run.ts';
 export type FlueAgent = AgentFunction<AgentProps> & { agentName?: string };
 
 export interface FlueRuntimeOptions {
-  /** The agent. Do not declare bridge connections in it: the bridge mounts them. */
+  /** The agent. Do not declare bridge connections in it, nor `tools`: the bridge mounts them. */
   agent: FlueAgent;
+  /**
+   * The agent's own Flue tools (`defineTool`), mounted on every render with the connection tools
+   * and published for direct calls (Flue has no API to read the tools a render mounts).
+   */
+  tools?: readonly ToolDefinition[];
   /** Model providers for Flue's `start()`; omit for Flue's built-in set. */
   providers?: StartOptions['providers'];
   /** Shown by `/eve/v1/info` until the first model call reveals the model in use. */
@@ -94,11 +100,13 @@ export class FlueRuntime implements AgentRuntime {
   /** The connection tools each instance's next render mounts, prepared before each dispatch. */
   readonly #prepared = new Map<string, ToolDefinition[]>();
   readonly #directCalls: DirectToolCalls;
+  readonly #ownTools: OwnTools;
 
   private constructor(options: FlueRuntimeOptions) {
     this.#options = options;
     this.#modelId = options.modelId;
     this.#instances = new InstanceDirectory(options.generations ?? new SqliteGenerations(options.dataDir && join(options.dataDir, 'flue-instances.db')));
+    this.#ownTools = new OwnTools(options.tools ?? [], options.logger);
     this.#agent = this.#bridged(options.agent);
     const callers = options.callerConnections;
     this.#directCalls = new DirectToolCalls({
@@ -146,12 +154,12 @@ export class FlueRuntime implements AgentRuntime {
   describe(): AgentDescription {
     const names = this.#options.connections.names;
     const connectionTools = this.#options.connections.describeTools();
-    const otherTools = (this.#seenTools ?? []).filter((name) => !names.origin(name)).map((name) => ({ name, description: '' }));
+    const otherTools = (this.#seenTools ?? []).filter((name) => !names.origin(name) && !this.#ownTools.has(name)).map((name) => ({ name, description: '' }));
     return {
       name: this.#agent.agentName ?? this.#agent.name,
       modelId: this.#modelId,
       modelProvider: this.#modelProvider,
-      tools: [...connectionTools, ...otherTools],
+      tools: [...connectionTools, ...this.#ownTools.described(), ...otherTools],
       connections: this.#options.connections.definitions().map((d) => ({
         name: d.name,
         url: d.url,
@@ -161,13 +169,14 @@ export class FlueRuntime implements AgentRuntime {
     };
   }
 
-  /** The connection tools, callable with no turn (the agent's own Flue tools exist only inside a Flue instance). */
-  publishedTools(principal: Principal | undefined): Promise<PublishedTool[]> {
-    return this.#directCalls.published(principal);
+  /** The config's own tools (harness tools aside) and the connection tools of `principal`'s set, callable with no turn. */
+  async publishedTools(principal: Principal | undefined): Promise<PublishedTool[]> {
+    return [...this.#ownTools.published(), ...(await this.#directCalls.published(principal))];
   }
 
-  invokeTool(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome> {
-    return this.#directCalls.invoke(name, input, principal);
+  /** An own tool gets nothing of the caller: Flue's tool context has no place for a principal. */
+  invokeTool(name: string, input: Record<string, unknown>, principal: Principal | undefined, signal?: AbortSignal): Promise<DirectToolOutcome> {
+    return this.#ownTools.has(name) ? this.#ownTools.invoke(name, input, signal) : this.#directCalls.invoke(name, input, principal);
   }
 
   async runTurn(turn: TurnContext, message: UserMessage): Promise<void> {
@@ -224,7 +233,7 @@ export class FlueRuntime implements AgentRuntime {
       const outcomes = await Promise.all(settlements);
       await run.translator.flushed();
       const failed = outcomes.find((s) => s.outcome === 'failed');
-      if (failed) throw run.translator.stepError ?? new TurnError('AGENT_FAILED', failed.message ?? 'The agent failed.');
+      if (failed) throw run.translator.stepError ?? new TurnError('AGENT_FAILED', `${failed.message ?? 'The agent failed.'}${this.#conflictHint(failed)}`);
       if (!turn.signal.aborted && outcomes.some((s) => s.outcome === 'aborted')) throw new TurnError('AGENT_ABORTED', 'The agent run was aborted.');
     } finally {
       turn.signal.removeEventListener('abort', abort);
@@ -297,6 +306,12 @@ export class FlueRuntime implements AgentRuntime {
     return aborting;
   }
 
+  /** Flue tells a tool name conflict only at render time: say so when the name is one the bridge mounts from its config. */
+  #conflictHint(failed: Settlement): string {
+    const name = failed.type === 'tool_name_conflict' ? this.#ownTools.names.find((n) => failed.message?.includes(`"${n}"`)) : undefined;
+    return name === undefined ? '' : ` "${name}" is one of the config's \`tools\`, which the bridge mounts on every turn: rename it, or do not also mount it with useTool().`;
+  }
+
   #observe(observation: FlueObservation): void {
     if (observation.type === 'turn_request' && observation.turnId) {
       const { requestedModel, providerId } = observation.request;
@@ -337,10 +352,11 @@ export class FlueRuntime implements AgentRuntime {
     };
   }
 
-  /** The user's agent, plus the connection tools the bridge prepared for the instance's submission. */
+  /** The user's agent, plus the config's own tools and the connection tools the bridge prepared for the instance's submission. */
   #bridged(agent: FlueAgent): FlueAgent {
     const bridged = ((props: AgentProps) => {
       const instructions = agent(props);
+      for (const tool of this.#ownTools.all) useTool(tool);
       for (const tool of this.#prepared.get(props.id) ?? []) useTool(tool);
       return instructions;
     }) as FlueAgent;

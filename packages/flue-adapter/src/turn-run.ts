@@ -6,6 +6,8 @@ import type { TurnTranslator } from './turn-translator.ts';
 export interface Settlement {
   outcome: 'completed' | 'failed' | 'aborted';
   message?: string;
+  /** Flue's error type, e.g. `tool_name_conflict`. */
+  type?: string;
 }
 
 /** Events kept for submissions not yet known to be this turn's; bounded so a stranger cannot grow it. */
@@ -73,7 +75,8 @@ export class TurnRun {
       return;
     }
     if (observation.type === 'submission_settled') {
-      const settlement: Settlement = { outcome: observation.outcome, ...(observation.error ? { message: observation.error.message } : {}) };
+      const { error } = observation;
+      const settlement: Settlement = { outcome: observation.outcome, ...(error ? { message: error.message, ...(error.type ? { type: error.type } : {}) } : {}) };
       this.#settled.set(submissionId, settlement);
       this.#waiters.get(submissionId)?.(settlement);
       return;

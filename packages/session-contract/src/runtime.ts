@@ -154,6 +154,6 @@ export interface AgentRuntime {
   close?(): Promise<void>;
   /** The tools `principal` may run directly, with no model turn (with connections resolved per caller, from their set). */
   publishedTools?(principal: Principal | undefined): Promise<PublishedTool[]>;
-  /** Runs a published tool for `principal`, with no model turn and no session. */
-  invokeTool?(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<DirectToolOutcome>;
+  /** Runs a published tool for `principal`, with no model turn and no session; `signal` aborts when the caller goes away. */
+  invokeTool?(name: string, input: Record<string, unknown>, principal: Principal | undefined, signal?: AbortSignal): Promise<DirectToolOutcome>;
 }

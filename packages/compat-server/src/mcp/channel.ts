@@ -127,9 +127,9 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
   /** With no one identified (no route auth, or `none()`), every caller shares every invocation: the descriptions say so. */
   const listTools = async (principal: Principal | undefined): Promise<ListedTool[]> => [...(serveAgent ? agentTools(undefined, principal === undefined) : []), ...((await published?.list(principal)) ?? [])];
 
-  const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult> => {
+  const callTool = async (name: string, args: Record<string, unknown>, principal: Principal | undefined, signal: AbortSignal): Promise<CallToolResult> => {
     if (!serveAgent || !isAgentTool(name)) {
-      const answer = await published?.call(name, args, principal);
+      const answer = await published?.call(name, args, principal, signal);
       if (!answer) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       return answer;
     }
@@ -158,7 +158,8 @@ export function mcpChannel(options: McpChannelOptions, deps: McpChannelDependenc
     );
     const principal = response.locals.principal as Principal | undefined;
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools(principal) }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(call.params.name, call.params.arguments ?? {}, principal));
+    // The call's signal aborts when its request closes (the transport closes with the response).
+    server.setRequestHandler(CallToolRequestSchema, (call, extra) => callTool(call.params.name, call.params.arguments ?? {}, principal, extra.signal));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {
       void transport.close();

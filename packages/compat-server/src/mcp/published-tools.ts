@@ -55,7 +55,7 @@ export class PublishedTools {
   }
 
   /** The call's answer, or undefined when none of the caller's published tools has that name. */
-  async call(name: string, input: Record<string, unknown>, principal: Principal | undefined): Promise<CallToolResult | undefined> {
+  async call(name: string, input: Record<string, unknown>, principal: Principal | undefined, signal?: AbortSignal): Promise<CallToolResult | undefined> {
     let tools: PublishedTool[];
     try {
       tools = await this.#tools(principal);
@@ -69,7 +69,7 @@ export class PublishedTools {
     if (checked && !checked.valid) return toolError({ code: 'invalid_input', message: `Invalid arguments for tool ${name}: ${checked.errorMessage}`, retryable: false });
     let outcome: DirectToolOutcome;
     try {
-      outcome = await this.#runtime.invokeTool(name, input, principal);
+      outcome = await this.#runtime.invokeTool(name, input, principal, signal);
     } catch (error) {
       return internalError(this.#logger, error, name);
     }
