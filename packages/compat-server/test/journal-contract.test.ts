@@ -166,6 +166,21 @@ test('a Redis journal of a cluster member writes only to sessions nobody else ho
   }
 });
 
+test('a Redis journal appends on after Redis lost its scripts (a restart, SCRIPT FLUSH): the body is sent again', async () => {
+  const journal = new RedisJournal(connections(), { prefix });
+  await journal.ready();
+  const id = `ses_${nanoid()}`;
+  await journal.createSession(record(id));
+  await journal.append(id, [delta('before')]);
+  const redis = new Redis(REDIS_URL);
+  // Other processes' scripts go too; they fall back the same way.
+  await redis.script('FLUSH');
+  redis.disconnect();
+  await journal.append(id, [delta('after')]);
+  expect((await journal.read(id, 0, 10)).map((l) => l.index)).toEqual([0, 1]);
+  await journal.close();
+});
+
 test('a Redis journal that cannot reach Redis fails fast with StoreUnavailableError', async () => {
   const unreachable = connections('redis://127.0.0.1:1', { redis: { retryStrategy: () => null } });
   const journal = new RedisJournal(unreachable, { prefix });
