@@ -18,6 +18,15 @@ export function isConnectionToolName(name: string): boolean {
   return name.startsWith(FLUE_PREFIX) || name.startsWith(EVE_PREFIX);
 }
 
+/**
+ * A Flue connection tool name (`mcp__…`) under Eve's prefix; any other name as it is. Both names
+ * are built from the same sanitized parts, so the swap is exact for a name that came from a
+ * connection.
+ */
+export function eveNameOfFlueName(flueName: string): string {
+  return flueName.startsWith(FLUE_PREFIX) ? `${EVE_PREFIX}${flueName.slice(FLUE_PREFIX.length)}` : flueName;
+}
+
 export function flueToolName(server: string, tool: string): string {
   return `${FLUE_PREFIX}${sanitizeToolNamePart(server)}__${sanitizeToolNamePart(tool)}`;
 }
@@ -86,7 +95,7 @@ export class ToolNameMap {
   toEve(flueName: string): string {
     const known = this.#byFlue.get(flueName)?.eveName;
     if (known) return known;
-    return flueName.startsWith(FLUE_PREFIX) ? `${EVE_PREFIX}${flueName.slice(FLUE_PREFIX.length)}` : flueName;
+    return eveNameOfFlueName(flueName);
   }
 
   /** The Flue name of an Eve tool name; names that are not connection tools keep their name. */

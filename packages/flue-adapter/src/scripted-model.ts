@@ -1,4 +1,6 @@
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCall } from '@earendil-works/pi-ai';
+// The model only ever names tools from its own tool list, where every `mcp__` name came from a connection.
+import { eveNameOfFlueName } from '@eve-flue/connections';
 
 /**
  * A deterministic model for the embedded demo and the tests, on pi-ai's faux provider (the
@@ -25,14 +27,6 @@ const TOKENS_PER_SECOND = 200;
 const CHARS_PER_TOKEN = 4;
 
 type Context = { messages: { role: string; content: unknown; toolName?: string }[]; tools?: { name: string }[] };
-
-/**
- * The Eve name of a tool the model sees. The model only ever names tools from its own tool
- * list, where every `mcp__` name came from a connection, so swapping the prefix is exact here.
- */
-function eveNameOf(flueName: string): string {
-  return flueName.startsWith('mcp__') ? `connection__${flueName.slice('mcp__'.length)}` : flueName;
-}
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -76,7 +70,7 @@ export function createScriptedModel() {
     // Every model call consumes one queued response: keep the queue topped up.
     faux.appendResponses([respond]);
     const last = context.messages.at(-1);
-    if (last?.role === 'toolResult') return fauxAssistantMessage(`Tool ${eveNameOf(last.toolName ?? '')} returned: ${textOf(last.content)}`);
+    if (last?.role === 'toolResult') return fauxAssistantMessage(`Tool ${eveNameOfFlueName(last.toolName ?? '')} returned: ${textOf(last.content)}`);
     const written = userMessages(context.messages);
     const { text, images } = written.at(-1) ?? { text: '', images: 0 };
     if (text.startsWith('/recall')) return fauxAssistantMessage(`Recall: ${JSON.stringify(written.slice(0, -1).map((m) => m.text))}`);
@@ -85,10 +79,10 @@ export function createScriptedModel() {
       const wanted = tool[1]!;
       // A connection that shows only its stand-in until a sign-in: call the stand-in first.
       const known =
-        context.tools?.find((t) => t.name === wanted || eveNameOf(t.name) === wanted) ??
+        context.tools?.find((t) => t.name === wanted || eveNameOfFlueName(t.name) === wanted) ??
         context.tools?.find((t) => t.name.startsWith('connection__') && wanted.startsWith(`${t.name}__`));
       if (!known) return fauxAssistantMessage(`No tool named ${wanted} is available.`);
-      if (known.name !== wanted && eveNameOf(known.name) !== wanted) return fauxAssistantMessage([fauxToolCall(known.name, {})], { stopReason: 'toolUse' });
+      if (known.name !== wanted && eveNameOfFlueName(known.name) !== wanted) return fauxAssistantMessage([fauxToolCall(known.name, {})], { stopReason: 'toolUse' });
       let args: Record<string, unknown>;
       try {
         args = tool[2] ? (JSON.parse(tool[2]) as Record<string, unknown>) : {};
