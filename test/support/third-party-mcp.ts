@@ -52,6 +52,17 @@ export async function startSdkExampleServer(port?: number): Promise<ThirdPartySe
   return { url: `http://127.0.0.1:${listenOn}/mcp`, port: listenOn, output: () => output, close: () => stop(child) };
 }
 
+/** A `fastmcp` server (`fastmcp-server.ts`) that admits only `token`. */
+export async function startFastMcpServer(token: string): Promise<ThirdPartyServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(process.cwd(), 'test/support/fastmcp-server.ts')], {
+    env: { ...process.env, PORT: String(port), FASTMCP_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await outputLine(child, 'stdout', /FastMCP ready/);
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => stop(child) };
+}
+
 function outputLine(child: ChildProcess, stream: 'stdout' | 'stderr', line: RegExp): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
