@@ -1,4 +1,5 @@
-import { parseSessionStorageKey, type AgentSubmission, type AgentSubmissionStore, type PersistenceAdapter } from '@flue/runtime/adapter';
+import { parseSessionStorageKey, type AgentSubmission, type PersistenceAdapter } from '@flue/runtime/adapter';
+import { overridingSubmissionStore } from './store-overrides.ts';
 
 /**
  * Flue allows one live owner per conversation; with several instances on one shared Flue store,
@@ -17,27 +18,10 @@ export function leasedConversations(adapter: PersistenceAdapter, owns: (instance
     const lane = parseSessionStorageKey(submission.sessionKey);
     return lane !== undefined && owns(lane.instanceId);
   };
-  return {
-    ...(adapter.migrate ? { migrate: () => adapter.migrate!() } : {}),
-    ...(adapter.close ? { close: () => adapter.close!() } : {}),
-    async connect() {
-      const stores = await adapter.connect();
-      const inner = stores.submissionStore;
-      const scoped: Partial<AgentSubmissionStore> = {
-        listRunnableSubmissions: async () => (await inner.listRunnableSubmissions()).filter(held),
-        listUnreadySubmissions: async () => (await inner.listUnreadySubmissions()).filter(held),
-        listRunningSubmissions: async () => (await inner.listRunningSubmissions()).filter(held),
-        listExpiredSubmissions: async () => (await inner.listRunningSubmissions()).filter(held),
-      };
-      const submissionStore = new Proxy(inner, {
-        get(target, property) {
-          const own = scoped[property as keyof AgentSubmissionStore];
-          if (own) return own;
-          const value = Reflect.get(target, property) as unknown;
-          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-        },
-      });
-      return { ...stores, submissionStore };
-    },
-  };
+  return overridingSubmissionStore(adapter, (inner) => ({
+    listRunnableSubmissions: async () => (await inner.listRunnableSubmissions()).filter(held),
+    listUnreadySubmissions: async () => (await inner.listUnreadySubmissions()).filter(held),
+    listRunningSubmissions: async () => (await inner.listRunningSubmissions()).filter(held),
+    listExpiredSubmissions: async () => (await inner.listRunningSubmissions()).filter(held),
+  }));
 }

@@ -27,6 +27,7 @@ import { InstanceDirectory, sessionOfInstance, SqliteGenerations, type Generatio
 import { leasedConversations } from './leased-conversations.ts';
 import { LiveTap } from './live-tap.ts';
 import { TurnTranslator } from './turn-translator.ts';
+import { SettlementWrites } from './settlement-writes.ts';
 import { TurnRun, type Settlement } from './turn-run.ts';
 
 /** A Flue agent function: the same function you would hand to Flue's own `start()`. */
@@ -88,6 +89,8 @@ export class FlueRuntime implements AgentRuntime {
   readonly #owners = new Map<string, TurnRun>();
   /** Turns whose Flue submissions have not all settled yet: stopping waits for them. */
   readonly #unsettled = new Set<Promise<void>>();
+  /** Flue's last write of a settled submission: its turn ends after it (see `SettlementWrites`). */
+  readonly #writes = new SettlementWrites();
   #host: FlueHost | undefined;
   #closeTap: (() => Promise<void>) | undefined;
   #unobserve: (() => void) | undefined;
@@ -142,7 +145,7 @@ export class FlueRuntime implements AgentRuntime {
       agents: [runtime.#agent],
       // Only providers handed to the bridge can be tapped; Flue's built-ins report through observe().
       ...(options.providers ? { providers: options.providers.map((provider) => tap.wrap(provider)) } : {}),
-      db: holds ? leasedConversations(db, (instanceId) => holds(sessionOfInstance(instanceId))) : db,
+      db: runtime.#writes.watch(holds ? leasedConversations(db, (instanceId) => holds(sessionOfInstance(instanceId))) : db),
       recycleAfter: options.restartFlueAfter ?? RESTART_FLUE_AFTER,
       drainMs: RESTART_DRAIN_MS,
       logger: options.logger,
@@ -208,7 +211,11 @@ export class FlueRuntime implements AgentRuntime {
         this.#prepared.set(instanceId, tools);
         const { submissionId } = await handle.dispatch({ message: delivered, idempotencyKey });
         this.#owners.set(submissionId, run);
-        settlements.push(run.claim(submissionId).finally(() => this.#owners.delete(submissionId)));
+        const settled = run.claim(submissionId).then(async (settlement) => {
+          await this.#writes.written(submissionId);
+          return settlement;
+        });
+        settlements.push(settled.finally(() => this.#owners.delete(submissionId)));
         // Cancelled while Flue admitted it: the abort above found nothing to stop yet.
         if (turn.signal.aborted) abort();
       };
