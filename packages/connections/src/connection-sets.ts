@@ -48,20 +48,23 @@ export function checkConnectionSet(resolved: unknown): readonly Readonly<FlueCon
 }
 
 /**
- * How many callers with no session (a direct tool call on the MCP channel, `GET /connections`
- * without `?sessionId=`) keep their set: each principal would otherwise leave one behind for
- * good. Past it the least recently used is dropped and resolved again at its next call.
+ * How many sets no resident session holds are kept: those of callers with no session (a direct
+ * tool call on the MCP channel, `GET /connections` without `?sessionId=`) and those asked for a
+ * session no turn of which runs here (`GET /connections?sessionId=` naming any id). Each would
+ * otherwise stay for good. Past it the least recently used is dropped and resolved again at its next call.
  */
-export const SESSIONLESS_SETS = 256;
+export const UNHELD_SETS = 256;
 
 /**
  * Connection sets resolved per caller: once per session and principal (the first turn of a
- * session, and again for a principal the session has not seen), and once per caller with no
- * session while they are among the `SESSIONLESS_SETS` most recent. Each caller's set has a
- * registry (listing, status), shared by that caller's sets with the same identities: a later
- * session does not list again, and does not wait for a server the caller found unreachable. A
- * registry lives as long as a set that uses it, so memory is bounded by the live sessions and
- * that cap. A resolver that throws is not remembered: the next message tries again.
+ * session, and again for a principal the session has not seen), and once per caller otherwise
+ * while among the `UNHELD_SETS` most recent. A session's turns hold its sets (`hold`) until the
+ * session ends or leaves memory (`forget`); the next turn after that resolves them again, as a
+ * restart would. Each caller's set has a registry (listing, status), shared by that caller's sets
+ * with the same identities: a later session does not list again, and does not wait for a server
+ * the caller found unreachable. A registry lives as long as a set that uses it, so memory is
+ * bounded by the resident sessions and that cap. A resolver that throws is not remembered: the
+ * next message tries again.
  */
 export class ConnectionSets {
   readonly #resolve: ConnectionSetResolver;
@@ -71,17 +74,42 @@ export class ConnectionSets {
   readonly #registryKeys = new Map<string, string>();
   /** By caller and the identities of their set. */
   readonly #registries = new Map<string, Promise<ConnectionRegistry>>();
-  /** The sets of callers with no session, least recently used first. */
-  readonly #sessionless = new Set<string>();
+  /** How many sets use each registry. */
+  readonly #registryUsers = new Map<string, number>();
+  /** The sets each resident session's turns hold. */
+  readonly #held = new Map<string, Set<string>>();
+  /** The sets no session holds, least recently used first. */
+  readonly #unheld = new Set<string>();
 
   constructor(resolve: ConnectionSetResolver, registryFor: (definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext) => Promise<ConnectionRegistry>) {
     this.#resolve = resolve;
     this.#registryFor = registryFor;
   }
 
+  /** The caller's set, kept while among the most recent unless a turn of its session holds it. */
   for(ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
-    const key = `${ctx.sessionId ?? ''}\u0000${ctx.principal?.id ?? ''}`;
-    if (ctx.sessionId === undefined) this.#touch(key);
+    const key = setKey(ctx);
+    if (!(ctx.sessionId !== undefined && this.#held.get(ctx.sessionId)?.has(key))) this.#touch(key);
+    return this.#setOf(key, ctx);
+  }
+
+  /** The set a turn of `ctx.sessionId` runs with, kept until `forget(sessionId)`. */
+  hold(ctx: ConnectionSetContext & { sessionId: string }): Promise<ConnectionRegistry> {
+    const key = setKey(ctx);
+    this.#unheld.delete(key);
+    const held = this.#held.get(ctx.sessionId) ?? new Set<string>();
+    this.#held.set(ctx.sessionId, held.add(key));
+    return this.#setOf(key, ctx);
+  }
+
+  /** The session ended or left memory: the sets its turns held go, and the registries no other set uses. */
+  forget(sessionId: string): void {
+    const held = this.#held.get(sessionId);
+    this.#held.delete(sessionId);
+    for (const key of held ?? []) this.#drop(key);
+  }
+
+  #setOf(key: string, ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
     const known = this.#sets.get(key);
     if (known) return known;
     const resolving: Promise<ConnectionRegistry> = Promise.resolve()
@@ -101,40 +129,40 @@ export class ConnectionSets {
   #registryOf(setKey: string, set: Promise<ConnectionRegistry>, definitions: readonly Readonly<FlueConnectionDefinition>[], ctx: ConnectionSetContext): Promise<ConnectionRegistry> {
     const caller = ctx.principal ? `principal:${ctx.principal.id}` : `session:${ctx.sessionId ?? ''}`;
     const key = JSON.stringify([caller, ...definitions.map(connectionIdentity)]);
-    const known = this.#registries.get(key);
-    if (known) {
-      if (this.#sets.get(setKey) === set) this.#registryKeys.set(setKey, key);
-      return known;
-    }
-    const registry = this.#registryFor(definitions, ctx);
     // Dropped while it resolved (its session ended, or the cap pushed it out): nothing keeps the registry.
-    if (this.#sets.get(setKey) !== set) return registry;
+    if (this.#sets.get(setKey) !== set) return this.#registries.get(key) ?? this.#registryFor(definitions, ctx);
     this.#registryKeys.set(setKey, key);
-    return remembered(this.#registries, key, registry);
+    this.#registryUsers.set(key, (this.#registryUsers.get(key) ?? 0) + 1);
+    return this.#registries.get(key) ?? remembered(this.#registries, key, this.#registryFor(definitions, ctx));
   }
 
-  /** The session ended: its sets go with it, and the registries no other set uses. */
-  forget(sessionId: string): void {
-    for (const key of [...this.#sets.keys()]) if (key.startsWith(`${sessionId}\u0000`)) this.#drop(key);
-  }
-
-  /** A caller with no session called: most recent now; the least recent past the cap is dropped. */
+  /** Most recent now; the least recent past the cap is dropped. */
   #touch(key: string): void {
-    this.#sessionless.delete(key);
-    this.#sessionless.add(key);
-    for (const oldest of this.#sessionless) {
-      if (this.#sessionless.size <= SESSIONLESS_SETS) break;
+    this.#unheld.delete(key);
+    this.#unheld.add(key);
+    for (const oldest of this.#unheld) {
+      if (this.#unheld.size <= UNHELD_SETS) break;
       this.#drop(oldest);
     }
   }
 
   #drop(setKey: string): void {
     this.#sets.delete(setKey);
-    this.#sessionless.delete(setKey);
+    this.#unheld.delete(setKey);
     const registryKey = this.#registryKeys.get(setKey);
+    if (registryKey === undefined) return;
     this.#registryKeys.delete(setKey);
-    if (registryKey !== undefined && ![...this.#registryKeys.values()].includes(registryKey)) this.#registries.delete(registryKey);
+    const users = (this.#registryUsers.get(registryKey) ?? 1) - 1;
+    if (users > 0) this.#registryUsers.set(registryKey, users);
+    else {
+      this.#registryUsers.delete(registryKey);
+      this.#registries.delete(registryKey);
+    }
   }
+}
+
+function setKey(ctx: ConnectionSetContext): string {
+  return `${ctx.sessionId ?? ''}\u0000${ctx.principal?.id ?? ''}`;
 }
 
 /** Keeps `value` under `key` unless it fails: a failure is tried again next time. */

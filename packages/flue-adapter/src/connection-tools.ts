@@ -26,7 +26,7 @@ import { McpHttpError, McpSession, type ListedServer } from './mcp-session.ts';
 import { readRpcMessages, type McpCallResult, type RpcMessage } from './tool-output.ts';
 
 /** Connections resolved per caller: each turn's set (or a direct call's, with no session), and forgetting a session's sets when it ends. */
-export type CallerConnections = Pick<ConnectionSets, 'for' | 'forget'>;
+export type CallerConnections = Pick<ConnectionSets, 'for' | 'hold' | 'forget'>;
 
 /** A connection as mounted for one session: Flue's definition, and its sign-in if it has one. */
 export interface BridgedConnection {
@@ -96,7 +96,7 @@ export class ConnectionTools {
   async #connectionsFor(scope: SessionScope, principal: Principal | undefined): Promise<ConnectionRegistry> {
     if (!this.#options.callerConnections) return this.#options.connections;
     try {
-      return await this.#options.callerConnections.for({ sessionId: scope.sessionId, ...(principal ? { principal } : {}) });
+      return await this.#options.callerConnections.hold({ sessionId: scope.sessionId, ...(principal ? { principal } : {}) });
     } catch (error) {
       this.#options.logger.warn({ err: error, sessionId: scope.sessionId }, 'the connection resolver failed; the turn fails');
       throw new TurnError('CONNECTIONS_UNAVAILABLE', (error instanceof Error ? error.message : String(error)).replace(/^\[eve-flue\] /, ''));

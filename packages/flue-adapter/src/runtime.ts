@@ -270,13 +270,14 @@ export class FlueRuntime implements AgentRuntime {
 
   /**
    * Drops what this process holds for an idle session: its MCP clients (their MCP sessions
-   * ended), its prepared tools and its place in the instance directory. Flue's conversation
+   * ended), its prepared tools, its connection sets and its place in the instance directory. Flue's conversation
    * stays in Flue's store; the next turn reopens all of it. A session whose turn runs here keeps it.
    */
   async evictSession(sessionId: string): Promise<void> {
     const instanceId = this.#instances.current(sessionId);
     if (instanceId === undefined || this.#running.has(instanceId)) return;
     this.#instances.forget(sessionId);
+    this.#options.callerConnections?.forget(sessionId);
     await this.#endInstance(instanceId);
     this.#host!.released();
   }
