@@ -5,13 +5,19 @@ import * as v from 'valibot';
 import { isConnectionToolName } from '@eve-flue/connections';
 import type { DirectToolOutcome, Logger, PublishedTool, ToolDescription } from '@eve-flue/session-contract';
 
+/**
+ * The names Flue keeps for its own tools (its `assembleModelTools`, not exported): a custom tool
+ * so named fails every render with `tool_name_conflict`. A test checks the list against Flue.
+ */
+export const FLUE_RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(['task', 'activate_skill', 'read_skill_resource', 'finish', 'give_up']);
+
 /** Flue's object schema types: only these have a JSON Schema an MCP `outputSchema` may be. */
 const OBJECT_SCHEMA_TYPES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest']);
 
 /**
  * The `tools` setting checked and frozen, or an error naming the entry: each is a Flue tool
- * definition (Flue's own `defineTool` checks it), names are unique and none looks like a
- * connection tool's (`connection__*`, `mcp__*`), which the bridge names itself.
+ * definition (Flue's own `defineTool` checks it), names are unique, none is one Flue keeps for
+ * itself, and none looks like a connection tool's (`connection__*`, `mcp__*`), which the bridge names itself.
  */
 export function checkedTools(tools: readonly unknown[]): readonly ToolDefinition[] {
   const seen = new Set<string>();
@@ -25,6 +31,7 @@ export function checkedTools(tools: readonly unknown[]): readonly ToolDefinition
       } catch (error) {
         throw new Error(`${label} is not a Flue tool definition: ${(error as Error).message.replace(/^\[flue\] /, '')}`);
       }
+      if (FLUE_RESERVED_TOOL_NAMES.has(tool.name)) throw new Error(`${label}: Flue keeps the name ${tool.name} for its own tool (it keeps ${[...FLUE_RESERVED_TOOL_NAMES].join(', ')})`);
       if (isConnectionToolName(tool.name)) throw new Error(`${label}: the names connection__* and mcp__* belong to connection tools`);
       if (seen.has(tool.name)) throw new Error(`${label}: another tool is named ${tool.name}; tool names must be unique`);
       if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && tool.timeoutMs > 0)) throw new Error(`${label}: timeoutMs must be a positive number of milliseconds`);
