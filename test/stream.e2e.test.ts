@@ -2,6 +2,7 @@ import { afterEach, expect, test } from '@jest/globals';
 import { Client, ClientError } from 'eve/client';
 import { startCompatBridge, type RunningBridge } from './support/compat-bridge.ts';
 import { collect } from './support/events.ts';
+import { ScriptedRuntime } from './support/scripted-runtime.ts';
 
 const bridges: RunningBridge[] = [];
 afterEach(async () => {
@@ -15,16 +16,18 @@ async function bridge(options: Parameters<typeof startCompatBridge>[0]): Promise
 }
 
 test('a turn longer than the lease spans several leased responses without losing or repeating an event', async () => {
-  const running = await bridge({ stream: { heartbeatMs: 1_000, leaseMs: 150 } });
+  const runtime = new ScriptedRuntime();
+  const running = await bridge({ runtime, stream: { heartbeatMs: 1_000, leaseMs: 150 } });
   const streamOpens: string[] = [];
+  // The turn runs until the client has opened its third leased response.
   running.server.prependListener('request', (request) => {
-    if (request.url?.includes('/stream')) streamOpens.push(request.url);
+    if (request.url?.includes('/stream') && streamOpens.push(request.url) === 3) runtime.release();
   });
   const client = new Client({ host: running.url });
-  const { response } = await client.sessions.create({ message: '/sleep 700' });
+  const { response } = await client.sessions.create({ message: '/hold' });
   const result = await response!.result();
-  expect(result.message).toBe('Slept.');
-  expect(streamOpens.length).toBeGreaterThan(2);
+  expect(result.message).toBe('Released.');
+  expect(streamOpens.length).toBeGreaterThanOrEqual(3);
   expect(streamOpens.slice(1).every((url) => /startIndex=\d+/.test(url) && url.includes('streamControlVersion=1'))).toBe(true);
   const indexes = result.events.map((e) => (e as unknown as { streamIndex: number }).streamIndex);
   expect(indexes).toEqual(indexes.map((_, i) => i));

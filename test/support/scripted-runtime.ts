@@ -5,6 +5,7 @@ import { TurnError, type AgentDescription, type AgentRuntime, type TurnContext, 
  * A test agent for the session API: deterministic replies without a model.
  * - `/approve <text>`: asks for a tool approval, then reports what the person chose;
  * - `/sleep <ms>`: streams `.` every 20 ms for that long (cancel and steering tests);
+ * - `/hold`: the same, until the test calls `release()`;
  * - `/fail`: the step fails and the turn fails;
  * - anything else: `Echo: <message>` in two deltas.
  */
@@ -12,6 +13,12 @@ export class ScriptedRuntime implements AgentRuntime {
   readonly cleared: string[] = [];
   readonly compacted: string[] = [];
   readonly seen: string[] = [];
+  readonly #released = Promise.withResolvers<void>();
+
+  /** Ends every `/hold` turn, now and to come. */
+  release(): void {
+    this.#released.resolve();
+  }
 
   describe(): AgentDescription {
     return {
@@ -32,18 +39,20 @@ export class ScriptedRuntime implements AgentRuntime {
       await turn.failStep({ code: 'MODEL_CALL_FAILED', message: 'The scripted model failed on purpose.' });
       throw new TurnError('MODEL_CALL_FAILED', 'The scripted model failed on purpose.');
     }
-    if (command === '/sleep') {
+    if (command === '/sleep' || command === '/hold') {
       // Stops early for a steering message (the turn then runs it) or a cancel.
       const interrupted = turn.waitForSteering().then(() => true);
-      const until = Date.now() + Number(argument);
-      while (Date.now() < until) {
+      const over = command === '/sleep' ? delay(Number(argument)) : this.#released.promise;
+      let done = false;
+      void over.then(() => (done = true));
+      while (!done) {
         await turn.emit('message.appended', { messageDelta: '.' });
         if (await Promise.race([interrupted, delay(20).then(() => false)])) {
           await turn.completeStep({ finishReason: 'other' });
           return;
         }
       }
-      await this.#reply(turn, 'Slept.');
+      await this.#reply(turn, command === '/sleep' ? 'Slept.' : 'Released.');
       return;
     }
     if (command === '/approve') {
