@@ -315,7 +315,8 @@ export function resolveSettings(config: Readonly<BridgeConfig>, env: Env = proce
   const settings: BridgeSettings = {
     agent: config.agent,
     providers: config.providers,
-    tools: checkedTools(read('tools') as readonly ToolDefinition[]),
+    // Checked by checkConfig above; the runtime keeps its own checked copy.
+    tools: read('tools') as readonly ToolDefinition[],
     modelId: read('modelId') as string,
     connections: read('connections') as BridgeSettings['connections'],
     store: typeof store === 'object' ? { kind: 'redis', url: store.redis, prefix: store.prefix ?? DEFAULT_REDIS_PREFIX } : { kind: store },
